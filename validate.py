@@ -1,0 +1,186 @@
+"""Argument checks shared by every Memory method: types, sizes, encodings, times.
+
+Each function returns the cleaned value or raises a typed error naming the argument. None of them
+touches the database.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from datetime import datetime, timezone
+from typing import Any
+
+from entity_resolve import strip_controls
+from errors import InvalidArgument, TooLarge
+
+NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+ID_RE = re.compile(r"^[a-z]_[0-9a-f]{8,40}$")
+
+# Text that is a test or a greeting rather than a memory; compared after case folding and with
+# punctuation and spaces removed. Content made only of punctuation is a placeholder too.
+PLACEHOLDERS = frozenset(
+    """test testing tests test123 hello hi hey ping pong foo bar baz foobar asdf qwerty lorem loremipsum
+    placeholder todo tbd na null none nil undefined nothing sample example dummy xxx abc 123 1234 ok okay
+    测试 测试一下 你好 您好 占位 示例 无 空""".split()
+)
+
+
+def now_iso() -> str:
+    return to_iso(datetime.now(timezone.utc))
+
+
+def to_iso(dt: datetime) -> str:
+    """Fixed-width UTC ISO-8601, so that stored times compare correctly as text."""
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def time_arg(value: Any, name: str) -> str | None:
+    """An optional ISO-8601 time; a time without a zone is taken as UTC."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return to_iso(value)
+    if not isinstance(value, str) or not value.strip() or len(value) > 64:
+        raise InvalidArgument("arg.time", name=name, got=_show(value))
+    try:
+        return to_iso(datetime.fromisoformat(value.strip()))
+    except ValueError:
+        raise InvalidArgument("arg.time", name=name, got=_show(value)) from None
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def text_arg(value: Any, name: str, limit: int, *, required: bool = True) -> str | None:
+    """A string: valid UTF-8, no NUL, controls and bidi marks stripped, trimmed, within `limit`."""
+    if value is None:
+        if required:
+            raise InvalidArgument("arg.required", name=name)
+        return None
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidArgument("arg.encoding", name=name) from None
+    if not isinstance(value, str):
+        raise InvalidArgument("arg.type", name=name, expected="a string", got=type_name(value))
+    if "\x00" in value:
+        raise InvalidArgument("arg.nul", name=name)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument("arg.encoding", name=name) from None
+    cleaned = strip_controls(unicodedata.normalize("NFC", value)).strip()
+    if not cleaned:
+        if required:
+            raise InvalidArgument("arg.empty", name=name)
+        return None
+    if len(cleaned) > limit:
+        raise TooLarge("arg.too_long", name=name, got=len(cleaned), limit=limit)
+    return cleaned
+
+
+def namespace_arg(value: Any) -> str:
+    if value is None:
+        return "default"
+    if not isinstance(value, str) or not NAMESPACE_RE.match(value):
+        raise InvalidArgument("arg.namespace", got=_show(value))
+    return value
+
+
+def int_arg(value: Any, name: str, low: int, high: int, default: int) -> int:
+    if value is None:
+        return default
+    # bool is an int subclass, and 10.0 is not an integer in the contract's sense.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument("arg.type", name=name, expected="an integer", got=_show(value))
+    if not low <= value <= high:
+        raise InvalidArgument("arg.range", name=name, low=low, high=high, got=value)
+    return value
+
+
+def number_arg(value: Any, name: str, low: float, high: float, default: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidArgument("arg.type", name=name, expected="a number", got=_show(value))
+    if math.isnan(value) or not low <= value <= high:
+        raise InvalidArgument("arg.range", name=name, low=low, high=high, got=value)
+    return float(value)
+
+
+def bool_arg(value: Any, name: str, default: bool) -> bool:
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise InvalidArgument("arg.type", name=name, expected="true or false", got=_show(value))
+    return value
+
+
+def str_list_arg(value: Any, name: str, max_items: int, max_chars: int) -> list[str]:
+    """A list of short strings, deduplicated in order."""
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise InvalidArgument("arg.type", name=name, expected="a list of strings", got=type_name(value))
+    if len(value) > max_items:
+        raise TooLarge("arg.too_many", name=name, got=len(value), limit=max_items)
+    out: dict[str, None] = {}
+    for item in value:
+        cleaned = text_arg(item, name, max_chars)
+        assert cleaned is not None
+        out.setdefault(cleaned, None)
+    return list(out)
+
+
+def metadata_arg(value: Any, limit: int) -> dict[str, Any]:
+    """A JSON object (or a string holding one) of at most `limit` bytes, with no NUL anywhere."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise InvalidArgument("arg.metadata_json", detail=str(exc)[:80]) from None
+    if not isinstance(value, dict):
+        raise InvalidArgument("arg.metadata_json", detail=f"got {type_name(value)}")
+    try:
+        encoded = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgument("arg.metadata_json", detail=str(exc)[:80]) from None
+    if "\\u0000" in encoded or "\x00" in encoded:
+        raise InvalidArgument("arg.nul", name="metadata")
+    try:
+        size = len(encoded.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidArgument("arg.encoding", name="metadata") from None
+    if size > limit:
+        raise TooLarge("arg.metadata_size", got=size, limit=limit)
+    return value
+
+
+def id_arg(value: Any, name: str = "id") -> str:
+    if value is None:
+        raise InvalidArgument("arg.required", name=name)
+    if not isinstance(value, str):
+        raise InvalidArgument("arg.type", name=name, expected="a string", got=type_name(value))
+    if not ID_RE.match(value):
+        raise InvalidArgument("arg.id", got=_show(value))
+    return value
+
+
+def is_placeholder(text: str) -> bool:
+    """True for 'test', 'hello', '?', '...', '测试' and the like: probes, not memories or questions."""
+    squashed = "".join(ch for ch in text.casefold() if ch.isalnum())
+    return not squashed or squashed in PLACEHOLDERS
