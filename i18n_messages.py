@@ -172,6 +172,22 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "cannot read config file {path}: {detail}",
         "zh": "无法读取配置文件 {path}：{detail}",
     },
+    # --- server (section owned by mcp_server.py) ---
+    # (end of server)
+    # --- client (section owned by api/) ---
+    # (end of client)
+    # --- health (section owned by scripts/health_check.py) ---
+    # (end of health)
+    # --- quality (section owned by recall quality) ---
+    # (end of quality)
+    # --- bench (section owned by scripts/benchmark.py) ---
+    # (end of bench)
+    # --- data (section owned by backup/export/import scripts, pii) ---
+    # (end of data)
+    # --- ui (section owned by dashboard) ---
+    # (end of ui)
+    # --- install (section owned by install script and hooks) ---
+    # (end of install)
     # --- demo / scripts shared ---
     "demo.remembered": {
         "en": "remembered {chunk_id}: {content}",
