@@ -183,6 +183,18 @@ MESSAGES: dict[str, dict[str, str]] = {
     # --- bench (section owned by scripts/benchmark.py) ---
     # (end of bench)
     # --- data (section owned by backup/export/import scripts, pii) ---
+    "data.pii_found": {
+        "en": "{count} {kind} found in {name}; stored as is. Set pii = \"redact\" to store a placeholder instead",
+        "zh": "{name} 中发现 {count} 处 {kind}，已原样存储。设置 pii = \"redact\" 可改为存储占位符",
+    },
+    "data.pii_redacted": {
+        "en": "{count} {kind} found in {name} and replaced by a placeholder before storing",
+        "zh": "{name} 中发现 {count} 处 {kind}，存储前已替换为占位符",
+    },
+    "data.pii_rejected": {
+        "en": "{name} contains sensitive data ({kinds}); nothing was stored. Remove it, or set pii = \"redact\"",
+        "zh": "{name} 含有敏感数据（{kinds}），未存储任何内容。请删除这些内容，或设置 pii = \"redact\"",
+    },
     # (end of data)
     # --- ui (section owned by dashboard) ---
     # (end of ui)

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 import entity_resolve as er
+import pii
 import validate as v
 from config import Config, load_config
 from embedder import Embedder, make_embedder
@@ -450,7 +451,7 @@ class Memory:
         meta = v.metadata_arg(metadata, cfg.max_metadata_bytes)
         vfrom = v.time_arg(valid_from, "valid_from")
         ents = self._entities_arg(entities)
-        warnings: list[str] = []
+        text, warnings = pii.apply(text, cfg.pii)  # warn, redact or reject secrets and personal data
         digest = content_hash(text)
 
         with self.atomic() as db:
@@ -1045,7 +1046,7 @@ class Memory:
                 db.execute(
                     "insert into recall_log(namespace, query, created_at, took_ms, lanes_json, lane_wall_ms, "
                     "hit_count, skipped, recall_details_json) values (?,?,?,?,?,?,?,?,?)",
-                    (ns, query[:2000], v.now_iso(), round(took, 3), json.dumps(lanes), wall_ms, len(hits), skipped,
+                    (ns, pii.scrub(query[:2000]), v.now_iso(), round(took, 3), json.dumps(lanes), wall_ms, len(hits), skipped,
                      json.dumps(details)))
         except Unavailable as exc:  # a full disk must not turn a good recall into an error
             log.warning("recall_log not written: %s", exc.message())
@@ -1158,6 +1159,7 @@ class Memory:
         tag_list = None if tags is None else v.str_list_arg(tags, "tags", cfg.max_tags, cfg.max_tag_chars)
         meta = None if metadata is None else v.metadata_arg(metadata, cfg.max_metadata_bytes)
         vfrom = v.time_arg(valid_from, "valid_from")
+        text, warnings = pii.apply(text, cfg.pii)
         with self.atomic() as db:
             row = db.execute(
                 "select seq, source, importance, tags, metadata, valid_until, kind from chunks "
@@ -1182,7 +1184,7 @@ class Memory:
             self._link_entities(db, ns, seq, text, carried, now)
         with self._queue_cv:
             self._queue_cv.notify_all()
-        return {"chunk_id": cid, "previous_id": target, "namespace": ns}
+        return {"chunk_id": cid, "previous_id": target, "namespace": ns, "warnings": warnings}
 
     def history(self, id: Any, *, namespace: Any = None) -> dict[str, Any]:  # noqa: A002
         """Every version of a memory, oldest first."""
