@@ -195,6 +195,202 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{name} contains sensitive data ({kinds}); nothing was stored. Remove it, or set pii = \"redact\"",
         "zh": "{name} 含有敏感数据（{kinds}），未存储任何内容。请删除这些内容，或设置 pii = \"redact\"",
     },
+    "data.bad_header": {
+        "en": "this is not a memlane export (found {got}); export with scripts/export_jsonl.py",
+        "zh": "这不是 memlane 导出文件（读到 {got}）；请用 scripts/export_jsonl.py 导出",
+    },
+    "data.bad_record": {
+        "en": "unknown or malformed record ({kind}); fix or remove that line",
+        "zh": "无法识别或格式错误的记录（{kind}）；请修正或删除该行",
+    },
+    "data.missing_ref": {
+        "en": "the record refers to {what} {id}, which is neither in the file before it nor in the database",
+        "zh": "该记录引用的 {what} {id} 既不在文件中它之前，也不在数据库中",
+    },
+    "data.bad_json": {
+        "en": "line {line} is not a JSON object; fix or remove it",
+        "zh": "第 {line} 行不是 JSON 对象；请修正或删除该行",
+    },
+    "data.line_too_long": {
+        "en": "line {line} is longer than 8 MB; split it or remove it",
+        "zh": "第 {line} 行超过 8 MB；请拆分或删除该行",
+    },
+    "data.no_db": {
+        "en": 'no database at {path}; check --db or MEMLANE_DB_PATH',
+        "zh": '{path} 处没有数据库；请检查 --db 或 MEMLANE_DB_PATH',
+    },
+    "data.backup_bad": {
+        "en": 'the copy {path} failed its check ({detail}); nothing was kept. Check the disk and retry',
+        "zh": '副本 {path} 未通过校验（{detail}），未保留任何文件。请检查磁盘后重试',
+    },
+    "data.not_memlane": {
+        "en": '{path} is not a memlane database; pick a file made by scripts/backup.py',
+        "zh": '{path} 不是 memlane 数据库；请选择 scripts/backup.py 生成的文件',
+    },
+    "data.daemon_running": {
+        "en": 'the daemon is running (it holds {lock}); stop it first, then run the restore again',
+        "zh": '守护进程正在运行（占用 {lock}）；请先停止它，再重新执行恢复',
+    },
+    "data.backup_done": {
+        "en": 'backup written: {path} ({bytes} bytes, quick_check {check})',
+        "zh": '备份已写入：{path}（{bytes} 字节，quick_check {check}）',
+    },
+    "data.backup_removed": {
+        "en": 'old backup removed: {path}',
+        "zh": '已删除旧备份：{path}',
+    },
+    "data.restore_done": {
+        "en": 'restored {path} from {backup} (quick_check {check}); start the daemon again',
+        "zh": '已从 {backup} 恢复 {path}（quick_check {check}）；请重新启动守护进程',
+    },
+    "data.restore_safety": {
+        "en": 'the previous database was kept as {path}',
+        "zh": '原数据库已保留为 {path}',
+    },
+    "data.export_done": {
+        "en": 'exported {namespaces} namespaces, {chunks} memory versions, {entities} entities, {relations} relations to {path}',
+        "zh": '已导出 {namespaces} 个命名空间、{chunks} 个记忆版本、{entities} 个实体、{relations} 个关系到 {path}',
+    },
+    "data.import_done": {
+        "en": 'imported {chunks} memory versions ({chunks_skipped} already present), {entities} entities ({entities_skipped} already present), {aliases} aliases, {relations} relations ({relations_skipped} already present); {vectors} vectors kept, {queued} queued for embedding',
+        "zh": '已导入 {chunks} 个记忆版本（{chunks_skipped} 个已存在）、{entities} 个实体（{entities_skipped} 个已存在）、{aliases} 个别名、{relations} 个关系（{relations_skipped} 个已存在）；保留 {vectors} 个向量，{queued} 个排队等待生成向量',
+    },
+    "data.record_error": {
+        "en": '{where}: {error}',
+        "zh": '{where}：{error}',
+    },
+    "data.line": {
+        "en": 'line {line}',
+        "zh": '第 {line} 行',
+    },
+    "data.errors_total": {
+        "en": '{count} records were not imported (listed above); fix them and run the import again, it skips what is already in',
+        "zh": '{count} 条记录未导入（见上）；修正后重新导入即可，已导入的会被跳过',
+    },
+    "data.embedding": {
+        "en": 'embedding {count} queued memories',
+        "zh": '正在为 {count} 条排队的记忆生成向量',
+    },
+    "data.repair_report": {
+        "en": 'chunks {chunks}, vectors {vectors}, queued {queued}; live chunks without a vector {missing_live}, closed versions without a vector {missing_closed}, orphan vectors {orphans}, wrong dimension {wrong_dim}, wrong namespace or language {wrong_meta}, wrong live flag {wrong_live}; vector table dimension {table_dim}, model dimension {model_dim}',
+        "zh": '记忆 {chunks}，向量 {vectors}，排队 {queued}；无向量的当前记忆 {missing_live}，无向量的历史版本 {missing_closed}，孤立向量 {orphans}，维度错误 {wrong_dim}，命名空间或语言错误 {wrong_meta}，live 标记错误 {wrong_live}；向量表维度 {table_dim}，模型维度 {model_dim}',
+    },
+    "data.repair_ok": {
+        "en": 'vectors are consistent with memories; nothing to do',
+        "zh": '向量与记忆一致，无需处理',
+    },
+    "data.repair_dry": {
+        "en": 'dry run: {problems} problems found, nothing changed; run again with --apply to fix them',
+        "zh": '试运行：发现 {problems} 个问题，未做任何修改；加 --apply 重新运行以修复',
+    },
+    "data.repair_done": {
+        "en": 'repaired: {requeued} queued for embedding, {removed} vectors removed, {relived} live flags fixed, vector table rebuilt: {table_rebuilt}; the daemon (or --embed) embeds the queue',
+        "zh": '已修复：{requeued} 条排队生成向量，删除 {removed} 个向量，修正 {relived} 个 live 标记，重建向量表：{table_rebuilt}；守护进程（或 --embed）会处理队列',
+    },
+    "data.bad_csv": {
+        "en": '{detail}; expected the columns code,name,quantity,cost,date',
+        "zh": '{detail}；需要的列为 code,name,quantity,cost,date（或 代码,名称,数量,成本,日期）',
+    },
+    "data.bad_number": {
+        "en": '{name} must be a number, got {got}',
+        "zh": '{name} 必须是数字，实际为 {got}',
+    },
+    "data.bad_stock": {
+        "en": '{got} is not a stock code; use e.g. 600089, sh600089, 0700.HK or AAPL',
+        "zh": '{got} 不是股票代码；例如 600089、sh600089、0700.HK 或 AAPL',
+    },
+    "data.holding_fact": {
+        "en": 'Holding {name} ({code}): {quantity} shares at a cost of {cost}, as of {date}',
+        "zh": '持有 {name}（{code}）{quantity} 股，成本 {cost}，日期 {date}',
+    },
+    "data.import_summary": {
+        "en": '{created} stored, {existing} already present, {relations} relations stored, {errors} failed',
+        "zh": '新存储 {created} 条，已存在 {existing} 条，新存储关系 {relations} 个，失败 {errors} 条',
+    },
+    "data.mcp_entity_only": {
+        "en": '{name}: {kind}',
+        "zh": '{name}：{kind}',
+    },
+    "data.help.db": {
+        "en": 'the database file (default: MEMLANE_DB_PATH or ~/.memlane/memory.db)',
+        "zh": '数据库文件（默认：MEMLANE_DB_PATH 或 ~/.memlane/memory.db）',
+    },
+    "data.help.backup": {
+        "en": 'Back up a memlane database online (the daemon may keep running), verified and rotated.',
+        "zh": '在线备份 memlane 数据库（守护进程可继续运行），带校验和轮换。',
+    },
+    "data.help.dest": {
+        "en": 'the folder for backups (default: backup_dir, or backups/ beside the database)',
+        "zh": '备份目录（默认：backup_dir 配置，或数据库旁的 backups/）',
+    },
+    "data.help.keep": {
+        "en": 'how many backups to keep (default 7)',
+        "zh": '保留的备份数量（默认 7）',
+    },
+    "data.help.restore": {
+        "en": 'Restore a backup over the database; refuses while the daemon runs.',
+        "zh": '用备份覆盖数据库；守护进程运行时拒绝执行。',
+    },
+    "data.help.backup_file": {
+        "en": 'the backup file to restore',
+        "zh": '要恢复的备份文件',
+    },
+    "data.help.export": {
+        "en": 'Export everything (every version, forgotten ones, entities, aliases, relations) as JSON Lines.',
+        "zh": '以 JSON Lines 导出全部数据（所有版本、已遗忘的记忆、实体、别名、关系）。',
+    },
+    "data.help.out": {
+        "en": 'the output file, or - for standard output',
+        "zh": '输出文件，或 - 表示标准输出',
+    },
+    "data.help.vectors": {
+        "en": 'include the vectors (base64 float32)',
+        "zh": '包含向量（base64 float32）',
+    },
+    "data.help.namespace": {
+        "en": 'only this namespace',
+        "zh": '仅此命名空间',
+    },
+    "data.help.import": {
+        "en": 'Import a memlane JSON Lines export; running it twice changes nothing.',
+        "zh": '导入 memlane 的 JSON Lines 导出文件；重复执行不会有任何改变。',
+    },
+    "data.help.file": {
+        "en": 'the file to import',
+        "zh": '要导入的文件',
+    },
+    "data.help.embed": {
+        "en": 'embed the queued memories now instead of leaving them to the daemon',
+        "zh": '立即生成排队记忆的向量，而不是交给守护进程',
+    },
+    "data.help.repair": {
+        "en": 'Check vectors against memories and fix them: missing, orphan, wrong dimension.',
+        "zh": '检查向量与记忆是否一致并修复：缺失、孤立、维度错误。',
+    },
+    "data.help.apply": {
+        "en": 'make the changes (the default is a dry run that only reports)',
+        "zh": '执行修改（默认只报告，不修改）',
+    },
+    "data.help.json": {
+        "en": 'print the report as JSON',
+        "zh": '以 JSON 输出报告',
+    },
+    "data.help.quiet": {
+        "en": 'no progress bar',
+        "zh": '不显示进度条',
+    },
+    "data.help.mcp": {
+        "en": "Import the MCP reference memory server's memory.jsonl (entities, observations, relations).",
+        "zh": '导入 MCP 官方 memory 服务器的 memory.jsonl（实体、观察、关系）。',
+    },
+    "data.help.holdings": {
+        "en": 'Import a holdings CSV (code,name,quantity,cost,date) as stock entities and dated facts.',
+        "zh": '导入持仓 CSV（code,name,quantity,cost,date），生成股票实体和带日期的事实。',
+    },
+    "data.help.identity": {
+        "en": 'Import a plain list of identity facts, one per line, as canonical_fact entities.',
+        "zh": '导入身份事实清单（每行一条），生成 canonical_fact 实体。',
+    },
     # (end of data)
     # --- ui (section owned by dashboard) ---
     # (end of ui)
