@@ -254,10 +254,12 @@ def test_repair_vectors_dry_run_then_apply(filled, tmp_path, e5) -> None:
     assert "dry run: 3 problems found" in res.stdout
     assert maintenance.check_vectors(connect(db)).problems == 3  # the dry run changed nothing
     res = script("repair_vectors.py", "--apply", home=tmp_path, db=db)
-    assert res.returncode == 0 and "1 queued for embedding, 1 vectors removed, 1 live flags fixed" in res.stdout
+    assert res.returncode == 0, res.stderr
+    assert "1 queued for embedding, 1 vectors removed, 1 live flags fixed" in res.stdout, res.stdout
     with Memory(db, config=load_config({"HOME": str(tmp_path)}), embedder=e5, start_worker=False) as mem:
         mem.embed_pending()
-        assert mem.recall("600089 build")["hits"][0]["ranks"].get("vector")
+        hits = {h["chunk_id"]: h for h in mem.recall("600089 build", lanes=["vector"])["hits"]}
+        assert ids["stock"] in hits, hits
     rep2 = maintenance.check_vectors(connect(db))
     assert rep2.problems == 0 and rep2.vectors == rep2.chunks == 6
 
