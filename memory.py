@@ -654,10 +654,14 @@ class Memory:
                                [(str(exc)[:500], r[0]) for r in rows])
             return -1
         with self.atomic() as db:
-            for (seq, ns, _content, lang, live), vec in zip(rows, vectors):
-                still = db.execute("select 1 from embed_queue where chunk_seq = ?", (seq,)).fetchone()
+            for (seq, ns, _content, lang, _live), vec in zip(rows, vectors):
+                # Liveness is read again here: a forget or update may have closed the chunk while it was
+                # being embedded, and a stale live=1 would let the vector lane return a closed chunk.
+                still = db.execute("select c.valid_until is null from embed_queue q join chunks c on c.seq = "
+                                   "q.chunk_seq where q.chunk_seq = ?", (seq,)).fetchone()
                 if not still:
                     continue
+                live = still[0]
                 db.execute("delete from chunk_vec where rowid = ?", (seq,))
                 db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
                            (seq, ns, int(live), lang, np.asarray(vec, dtype=np.float32).tobytes()))
