@@ -316,6 +316,7 @@ class Memory:
             with self._write_lock:
                 self.migrations_applied = migrate(self._writer, self.embedder.dim)
                 self._check_model(allow_model_change)
+                self._check_writable()
         except BaseException:
             self._writer.close()
             raise
@@ -344,6 +345,18 @@ class Memory:
             with self.atomic() as db:
                 db.execute("insert or replace into meta(key, value) values ('embedder_model', ?)", (model,))
                 db.execute("insert or replace into meta(key, value) values ('embedder_dim', ?)", (str(dim),))
+
+    def _check_writable(self) -> None:
+        """Refuse at start, not at the first write, when the file is read-only (SQLite opens it anyway)."""
+        try:
+            self._writer.execute("begin immediate")
+            try:
+                self._writer.execute("update meta set value = value where key = 'schema_version'")
+            finally:
+                self._writer.execute("rollback")
+        except Exception as exc:
+            err = _sql_error(exc)
+            raise (Unavailable("db.readonly", path=str(self.path)) if err.msg_id == "db.readonly" else err) from exc
 
     def start_worker(self) -> None:
         if self._worker is None:
