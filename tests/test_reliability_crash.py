@@ -13,7 +13,6 @@ import asyncio
 import random
 import signal
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +63,17 @@ async def writer(d: Daemon, w: int, rnd: int, acks: dict[str, Any], stop: asynci
         pass
 
 
+async def burst(d: Daemon, rnd: int, delay: float, acks: dict[str, Any]) -> float:
+    """Writers hammer the daemon; after `delay` seconds it is killed with SIGKILL mid-flight."""
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(writer(d, w, rnd, acks, stop)) for w in range(WRITERS)]
+    await asyncio.sleep(delay)
+    d.proc.send_signal(signal.SIGKILL)  # no shutdown, no checkpoint, no flush
+    stop.set()
+    await asyncio.wait_for(asyncio.gather(*tasks), 60)
+    return delay
+
+
 def check_state(db_path: Path, acks: dict[str, Any]) -> dict[str, int]:
     db = sqlite3.connect(db_path)
     try:
@@ -100,23 +110,12 @@ def test_kill9_during_writes_and_embeddings(tmp_path: Path) -> None:
             if rnd == ROUNDS:
                 break
 
-            async def burst() -> float:
-                stop = asyncio.Event()
-                tasks = [asyncio.create_task(writer(d, w, rnd, acks, stop)) for w in range(WRITERS)]
-                delay = rng.uniform(0.5, 4.0)
-                await asyncio.sleep(delay)
-                d.proc.send_signal(signal.SIGKILL)  # no shutdown, no checkpoint, no flush
-                stop.set()
-                await asyncio.wait_for(asyncio.gather(*tasks), 60)
-                return delay
-
-            kills.append(asyncio.run(burst()))
+            kills.append(asyncio.run(burst(d, rnd, rng.uniform(0.5, 4.0), acks)))
             d.proc.wait(30)
             assert d.proc.returncode == -signal.SIGKILL
         finally:
             if d.proc.poll() is None:
                 d.stop()
-    time.sleep(0)
     counts = check_state(d.db_path, acks)
     acked = len(acks["remember"]) + len(acks["update"]) + len(acks["forget"])
     print(f"\nCRASH rounds={len(kills)} kill_at_s={[round(k, 2) for k in kills]} acked_writes={acked} "
