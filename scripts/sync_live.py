@@ -94,7 +94,8 @@ def changed_paths(repo: Path, rev: str, since: str | None = None) -> tuple[list[
     else:  # the root commit
         out = git(repo, "diff-tree", "--root", "-r", "--no-commit-id", "--name-status", "--no-renames", "-z", rev)
     tokens = [tok.decode("utf-8", "surrogateescape") for tok in out.split(b"\0") if tok]
-    changed, deleted = [], []
+    changed: list[str] = []
+    deleted: list[str] = []
     for status, path in zip(tokens[0::2], tokens[1::2], strict=True):
         (deleted if status.startswith("D") else changed).append(path)
     return changed, deleted
