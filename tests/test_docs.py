@@ -5,6 +5,7 @@ runbook cites present in i18n_messages.py."""
 from __future__ import annotations
 
 import re
+import string
 import sys
 from pathlib import Path
 
@@ -193,7 +194,23 @@ def test_readme_configuration_lists_every_key(readme: str) -> None:
 
 def test_runbook_cites_only_real_message_ids() -> None:
     text = (ROOT / "docs" / "RUNBOOK.md").read_text(encoding="utf-8")
-    cited = set(re.findall(r"`((?:db|embed|config|arg|nf|conflict|internal|install|server|health|client)\.\w+)`",
+    cited = set(re.findall(r"\(`((?:db|embed|config|arg|nf|conflict|internal|install|server|health|client)\.\w+)`",
                            text))
     assert len(cited) >= 8
     assert sorted(cited - set(i18n_messages.MESSAGES)) == []
+    # "Exact error text": every literal piece of each cited English message appears as written.
+    for msg_id in sorted(cited):
+        template = i18n_messages.MESSAGES[msg_id]["en"]
+        pieces = [lit for lit, *_ in string.Formatter().parse(template) if len(lit.strip()) >= 8]
+        assert pieces, msg_id
+        missing = [lit for lit in pieces if lit not in text]
+        assert missing == [], f"{msg_id}: the runbook's text differs from i18n_messages.py"
+
+
+def test_one_version_string_everywhere() -> None:
+    import memory
+
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    released = re.findall(r"^## \[(\d+\.\d+\.\d+[^\]]*)\]", changelog, flags=re.M)
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert released and released[0] == memory.__version__ == pyproject["project"]["version"]
