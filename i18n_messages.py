@@ -192,8 +192,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "pre-commit：未安装 {tool}，已跳过该检查；请运行 pip install {tool} 安装",
     },
     "install.lint_failed": {
-        "en": "pre-commit: {tool} found problems in the staged files ({files}); fix them (ruff check --fix helps), or skip once with git commit --no-verify",
-        "zh": "pre-commit：{tool} 在暂存的文件（{files}）中发现问题；请修复（ruff check --fix 可自动修复一部分），或用 git commit --no-verify 跳过一次",
+        "en": "pre-commit: {tool} found problems in the staged files ({files}); fix them and stage the fix, or skip once with git commit --no-verify",
+        "zh": "pre-commit：{tool} 在暂存的文件（{files}）中发现问题；请修复并重新暂存，或用 git commit --no-verify 跳过一次",
+    },
+    "install.lint_ruff_hint": {
+        "en": "pre-commit: many ruff findings fix themselves: ruff check --fix {files}",
+        "zh": "pre-commit：很多 ruff 问题可以自动修复：ruff check --fix {files}",
     },
     "install.lint_timeout": {
         "en": "pre-commit: {tool} did not finish within {seconds} s and was skipped; run it by hand: {command}",

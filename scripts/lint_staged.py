@@ -65,6 +65,8 @@ def run_tool(tool: str, args: list[str], cwd: Path, files: list[str]) -> bool:
         return True
     if proc.returncode != 0:
         print(t("install.lint_failed", tool=tool, files=", ".join(files)), file=sys.stderr)
+        if tool == "ruff":
+            print(t("install.lint_ruff_hint", files=" ".join(files)), file=sys.stderr)
         return False
     return True
 

@@ -267,7 +267,7 @@ def test_pre_commit_blocks_a_lint_error(repo: Repo) -> None:
     proc = repo.commit("bad", check=False)
     assert proc.returncode != 0
     assert "F401" in out(proc)
-    assert "ruff found problems" in out(proc)
+    assert "ruff found problems" in out(proc) and "ruff check --fix scripts/bad.py" in out(proc)
     assert repo.head() == head
     repo.write("scripts/bad.py", "import os\n\nprint(os.sep)\n")
     assert repo.commit("fixed", check=False).returncode == 0
@@ -285,7 +285,7 @@ def test_pre_commit_runs_mypy_on_core_modules(repo: Repo) -> None:
     repo.write("errors.py", 'count: int = "three"\n')
     proc = repo.commit("type error", check=False)
     assert proc.returncode != 0
-    assert "mypy found problems" in out(proc)
+    assert "mypy found problems" in out(proc) and "ruff check --fix" not in out(proc)
     assert "errors.py" in out(proc)
 
 
