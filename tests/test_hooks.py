@@ -314,3 +314,12 @@ def test_pre_commit_without_linters_says_so_and_lets_the_commit_through(repo: Re
 ])
 def test_is_syncable(path: str, expected: bool) -> None:
     assert sync_live.is_syncable(path) is expected
+
+
+def test_pre_commit_type_checks_the_same_modules_as_make_lint() -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import lint_staged
+
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    line = next(ln for ln in makefile.splitlines() if "-m mypy" in ln)
+    assert set(line.split("-m mypy", 1)[1].split()) == set(lint_staged.CORE_MODULES)
