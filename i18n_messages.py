@@ -185,6 +185,46 @@ MESSAGES: dict[str, dict[str, str]] = {
     # --- data (section owned by backup/export/import scripts, pii) ---
     # (end of data)
     # --- ui (section owned by dashboard) ---
+    "ui.login_required": {
+        "en": "sign in to the memlane dashboard first: open the login link the daemon printed at start (…/ui/login?token=…), or /ui/login?token=<your token> with the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token",
+        "zh": "请先登录 memlane 仪表盘：打开守护进程启动时打印的登录链接（…/ui/login?token=…），或使用 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌访问 /ui/login?token=<令牌>",
+    },
+    "ui.login_failed": {
+        "en": "this login link is wrong or was already used; open /ui/login?token=<your token> with the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token, or restart the daemon for a new link",
+        "zh": "此登录链接无效或已被使用；请使用 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌访问 /ui/login?token=<令牌>，或重启守护进程获取新链接",
+    },
+    "ui.login_url": {
+        "en": "🔑 dashboard: open {url} to sign in (the link works once)",
+        "zh": "🔑 仪表盘：打开 {url} 登录（该链接只能使用一次）",
+    },
+    "ui.open_url": {
+        "en": "📊 dashboard: {url}",
+        "zh": "📊 仪表盘：{url}",
+    },
+    "ui.json_required": {
+        "en": "send the request body as JSON with Content-Type: application/json",
+        "zh": "请以 JSON 发送请求体，并设置 Content-Type: application/json",
+    },
+    "ui.bad_json": {
+        "en": "the request body must be a JSON object ({detail}); fix it and retry",
+        "zh": "请求体必须是 JSON 对象（{detail}），请修正后重试",
+    },
+    "ui.restore_not_in_chain": {
+        "en": "version {version} is not in the history of memory {id}; pick a version from this memory's history",
+        "zh": "版本 {version} 不在记忆 {id} 的历史中，请从该记忆的历史中选择版本",
+    },
+    "ui.rename_same": {
+        "en": "namespace {namespace} already has that name; type a different new name",
+        "zh": "命名空间 {namespace} 已经是这个名字，请输入不同的新名称",
+    },
+    "ui.rename_missing": {
+        "en": "namespace {namespace} has no data; check its name in the namespace list",
+        "zh": "命名空间 {namespace} 中没有数据，请在命名空间列表中核对名称",
+    },
+    "ui.rename_exists": {
+        "en": "namespace {namespace} already holds data; pick an unused name (namespaces are never merged)",
+        "zh": "命名空间 {namespace} 已有数据，请选择未使用的名称（命名空间不会被合并）",
+    },
     # (end of ui)
     # --- install (section owned by install script and hooks) ---
     # (end of install)
