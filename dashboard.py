@@ -188,6 +188,12 @@ class Dashboard:
             return f"{base}/ui/"
         return f"{base}/ui/login?token={quote(self._login_code)}"
 
+    def guard_allows(self, scope: Scope) -> bool:
+        """For the daemon's token check: a session cookie opens /ui paths only, never the MCP endpoints."""
+        if scope.get("path") in ("/ui/login", "/ui", "/ui/"):
+            return True  # login checks its code; the page itself refuses with a readable 401 (see _index)
+        return bool(self.token) and scope_has_session(scope, self.token)
+
     def _lang(self, request: Request) -> str:
         asked = request.headers.get("x-memlane-lang") or request.query_params.get("lang")
         return i18n.normalize_lang(asked) if asked else self.lang
@@ -360,7 +366,7 @@ class Dashboard:
         row = db.execute(f"select {', '.join(cols)} from chunks where id = ? and namespace = ?", (cid, ns)).fetchone()
         if not row:
             raise NotFound("nf.chunk", id=cid, namespace=ns)
-        chunk = _json_cols(dict(zip(cols, row)), "tags", "metadata")
+        chunk = _json_cols(dict(zip(cols, row, strict=True)), "tags", "metadata")
         seq = chunk.pop("seq")
         chunk["chunk_id"] = chunk.pop("id")
         chunk["embedding"] = ("queued" if db.execute("select 1 from embed_queue where chunk_seq = ?", (seq,)).fetchone()
@@ -489,7 +495,7 @@ class Dashboard:
         cols = "created_at, namespace, query, took_ms, hit_count, lanes_json"
 
         def logrows(sql: str) -> list[dict[str, Any]]:
-            return [_json_cols(dict(zip(("created_at", "namespace", "query", "took_ms", "hits", "lanes"), r)), "lanes")
+            return [_json_cols(dict(zip(("created_at", "namespace", "query", "took_ms", "hits", "lanes"), r, strict=True)), "lanes")
                     for r in db.execute(sql, [day, *nsa])]
 
         slowest = logrows(f"select {cols} from recall_log where created_at >= ?{nsq} and skipped is null "
@@ -561,7 +567,7 @@ class Dashboard:
                 break
             last = rows[-1][0]
             for r in rows:
-                rec = _json_cols(dict(zip(cols, r)), "tags", "metadata")
+                rec = _json_cols(dict(zip(cols, r, strict=True)), "tags", "metadata")
                 rec.pop("seq")
                 yield json.dumps({"type": "memory", "namespace": ns, **rec}, ensure_ascii=False) + "\n"
         after = ""
@@ -588,7 +594,7 @@ class Dashboard:
             after = rows[-1][0]
             for r in rows:
                 yield json.dumps(dict(zip(("id", "subject", "predicate", "object", "confidence", "chunk_id",
-                                           "created_at", "valid_from", "valid_until", "forgotten_reason"), r),
+                                           "created_at", "valid_from", "valid_until", "forgotten_reason"), r, strict=True),
                                       type="relation", namespace=ns), ensure_ascii=False) + "\n"
 
 

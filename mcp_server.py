@@ -44,6 +44,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+import dashboard  # dashboard (issue 9)
 import i18n_messages
 from config import Config, load_config
 from errors import InvalidArgument, MemlaneError, Unavailable
@@ -305,6 +306,7 @@ class Guard:
     token: str | None
     max_body: int
     allowed: set[str] = field(default_factory=set)
+    ui_allows: Callable[[Scope], bool] | None = None  # dashboard (issue 9): /ui/login and the /ui session cookie
 
     def __post_init__(self) -> None:
         self.allowed = {n for n in LOOPBACK_NAMES}
@@ -343,7 +345,8 @@ class Guard:
             response = _error(421, t("server.bad_host", self.lang, host=repr(headers.get("host"))[:80]))
         elif not self.origin_ok(headers.get("origin")):
             response = _error(403, t("server.bad_origin", self.lang, origin=repr(headers.get("origin"))[:80]))
-        elif self.token and scope["path"] != "/health" and not self.token_ok(headers.get("authorization")):
+        elif (self.token and scope["path"] != "/health" and not self.token_ok(headers.get("authorization"))
+              and not (self.ui_allows and self.ui_allows(scope))):  # dashboard (issue 9)
             response = _error(401, t("server.unauthorized", self.lang))
             response.headers["WWW-Authenticate"] = 'Bearer realm="memlane"'
         else:
@@ -367,6 +370,7 @@ def create_app(
     lang: str = "en",
     token: str | None = None,
     transports: tuple[str, ...] = ("sse", "http"),
+    dash: dashboard.Dashboard | None = None,
 ) -> tuple[ASGIApp, MemlaneMCP]:
     """The whole daemon as one ASGI app (also usable in-process, e.g. with httpx's ASGI transport)."""
     mcp = MemlaneMCP(memory, lang)
@@ -403,6 +407,10 @@ def create_app(
     if "http" in transports:
         routes += mcp.streamable_http_app(transport_security=security,
                                           max_request_body_size=cfg.max_request_bytes).routes
+    # --- dashboard (issue 9): /ui pages and API; its session cookie opens /ui paths only ---
+    dash = dash or dashboard.Dashboard(memory, cfg, token=token or "", lang=lang)
+    routes += dash.routes()
+    # --- end dashboard ---
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -413,7 +421,8 @@ def create_app(
             yield
 
     app = Starlette(routes=routes, lifespan=lifespan)
-    guarded = Guard(app, lang=lang, bind_host=cfg.host, token=token, max_body=cfg.max_request_bytes)
+    guarded = Guard(app, lang=lang, bind_host=cfg.host, token=token, max_body=cfg.max_request_bytes,
+                    ui_allows=dash.guard_allows)  # dashboard (issue 9)
     return guarded, mcp
 
 
@@ -529,7 +538,8 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             raise
         try:
             memory.embedder.embed_query("warm-up")  # load the model now, not on the first recall
-            app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports)
+            dash = dashboard.Dashboard(memory, cfg, token=token or "", lang=lang)  # dashboard (issue 9)
+            app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports, dash=dash)
             server = _Uvicorn(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                              timeout_graceful_shutdown=GRACEFUL_CLOSE_S,
                                              server_header=False))
@@ -547,6 +557,9 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
                     await asyncio.sleep(0.02)
                 if server.started:
                     print(ready, flush=True)
+                    # dashboard (issue 9): like Jupyter, a one-time login link when a token is set
+                    print(t("ui.login_url" if token else "ui.open_url", lang,
+                            url=dash.login_url(f"http://{host}:{port}")), flush=True)
                 await task
 
             asyncio.run(serve())

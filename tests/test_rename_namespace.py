@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from errors import Conflict, InvalidArgument, NotFound
+from errors import Conflict, InvalidArgument, NotFound, Unavailable
 from memory import Memory
 
 
@@ -70,7 +70,7 @@ def test_rename_is_one_transaction(mem: Memory) -> None:
     with mem.atomic() as w:
         w.execute("create trigger t_fail before update on recall_log begin select raise(abort, 'boom'); end")
     try:
-        with pytest.raises(Exception):
+        with pytest.raises(Unavailable):
             mem.rename_namespace("keep", "moved")
     finally:
         with mem.atomic() as w:

@@ -96,7 +96,7 @@
     },
   };
   const LANES = ["vector", "graph", "meta", "entity"];
-  const LANE_NAMES = { en: { vector: "vector", graph: "graph", meta: "text", entity: "entity" },
+  const LANE_NAMES = { en: { vector: "vector", graph: "graph", meta: "meta", entity: "entity" },
     zh: { vector: "向量", graph: "图谱", meta: "文本", entity: "实体" } };
 
   const root = document.documentElement;
@@ -126,6 +126,8 @@
     return e;
   }
   const view = () => document.getElementById("view");
+  // replaceChildren without the nulls that conditional parts leave behind
+  function put(el, ...kids) { el.replaceChildren(...kids.flat().filter(k => k !== null && k !== undefined && k !== false)); }
 
   function showError(msg) {
     const box = document.getElementById("error");
@@ -207,10 +209,10 @@
       field("search.since", since), field("search.until", until), field("search.as_of", asOf),
       field("search.top_k", topK),
       h("label", { class: "f" }, h("span", { text: t("search.history") }), hist));
-    view().replaceChildren(h("h1", { text: t("search.title") }), form, filters, results);
+    put(view(), h("h1", { text: t("search.title") }), form, filters, results);
     q.focus();
     if (!p.get("q")) { ready("search"); return; }
-    results.replaceChildren(h("p", { class: "muted", text: t("loading") }));
+    put(results, h("p", { class: "muted", text: t("loading") }));
     const res = await api("/ui/api/recall", { params: { q: p.get("q"), namespace: state.ns, source: p.get("source"),
       tags: p.get("tags"), since: localToIso(p.get("since")), until: localToIso(p.get("until")),
       include_history: p.get("history") === "1", as_of: localToIso(p.get("as_of")), top_k: p.get("top_k") } });
@@ -226,7 +228,7 @@
       h("div", {}, chipList(hit.entities, "entity", graphLink), chipList(hit.tags, "tag")),
       h("div", { class: "muted" }, [hit.source, fmtTime(hit.created_at),
         hit.valid_until ? t("search.closed", { t: fmtTime(hit.valid_until) }) : ""].filter(Boolean).join(" · "))));
-    results.replaceChildren(summary, ...(cards.length ? cards : [h("p", { text: t("search.none") })]));
+    put(results, summary, ...(cards.length ? cards : [h("p", { text: t("search.none") })]));
     ready("search");
   }
 
@@ -241,7 +243,7 @@
       h("div", { class: "content" }, h("a", { href: memLink(m.chunk_id), text: m.content })),
       h("div", {}, chipList(m.tags || [], "tag")),
       h("div", { class: "muted", text: [m.source, fmtTime(m.created_at)].filter(Boolean).join(" · ") })));
-    view().replaceChildren(h("h1", { text: t("list.title") }),
+    put(view(), h("h1", { text: t("list.title") }),
       h("label", { class: "bar" }, toggle, t("list.show_closed")),
       ...(rows.length ? rows : [h("p", { text: t("list.empty") })]),
       res.next ? h("p", { class: "pager" }, h("a", { href: "#/memories?" + new URLSearchParams({ before: res.next, all: showClosed ? "1" : "" }), text: t("next") })) : null);
@@ -319,7 +321,7 @@
         h("td", {}, r.predicate, r.evidence ? h("span", { class: "chip", text: t("mem.evidence") }) : null),
         h("td", {}, h("a", { href: graphLink(r.object), text: r.object })), h("td", { text: r.confidence }), h("td", { text: fmtTime(r.valid_from) }))))
       : h("p", { class: "muted", text: t("mem.no_relations") });
-    view().replaceChildren(
+    put(view(), 
       h("h1", { text: t("mem.title") }),
       h("div", { class: "card" + (live ? "" : " closed") }, h("div", { class: "content", id: "mem-content", text: m.content })),
       h("div", { class: "grid2" },
@@ -345,7 +347,7 @@
       clearTimeout(timer);
       timer = setTimeout(async () => {
         const r = await api("/ui/api/entities", { params: { namespace: state.ns, q: input.value, limit: 20 } }).catch(() => null);
-        if (r) list.replaceChildren(...r.items.map(e => h("option", { value: e.name })));
+        if (r) put(list, ...r.items.map(e => h("option", { value: e.name })));
       }, 200);
     });
     const depth = h("select", { id: "graph-depth" }, [1, 2, 3].map(n => h("option", { value: n, selected: String(n) === (p.get("depth") || "2"), text: n })));
@@ -355,11 +357,11 @@
       if (input.value.trim()) setHash("/graph/" + encodeURIComponent(input.value.trim()), { depth: depth.value !== "2" ? depth.value : "", as_of: asOf.value });
     } }, field("graph.entity", input), list, field("graph.depth", depth), field("graph.as_of", asOf), h("button", { type: "submit", text: t("graph.show") }));
     const body = h("div", {});
-    view().replaceChildren(h("h1", { text: t("graph.title") }), form, body);
+    put(view(), h("h1", { text: t("graph.title") }), form, body);
     if (!entity) {
       const r = await api("/ui/api/entities", { params: { namespace: state.ns, limit: 100 } });
       if (my !== state.seq) return;
-      body.replaceChildren(r.items.length ? h("p", { text: t("graph.pick") }) : h("p", { text: t("graph.none") }),
+      put(body, r.items.length ? h("p", { text: t("graph.pick") }) : h("p", { text: t("graph.none") }),
         h("div", { id: "entity-index" }, r.items.map(e => h("span", { class: "chip" }, h("a", { href: graphLink(e.name), text: `${e.name} (${e.chunks})` })))));
       ready("graph");
       return;
@@ -369,7 +371,7 @@
     const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     svg.setAttribute("class", "graph");
     svg.setAttribute("id", "graph-svg");
-    body.replaceChildren(h("p", { class: "muted" }, `${g.root.name} (${g.root.kind})`,
+    put(body, h("p", { class: "muted" }, `${g.root.name} (${g.root.kind})`,
       g.root.aliases.length ? " · " + g.root.aliases.join(", ") : "", " · ", t("graph.hint")),
       g.truncated ? h("p", { class: "bad", text: t("graph.truncated") }) : null, svg,
       h("h2", { text: t("graph.edges") }),
@@ -427,7 +429,7 @@
       [["1", "health.day1"], ["7", "health.day7"], ["30", "health.day30"]].map(([v, k]) => h("option", { value: v, selected: v === days, text: t(k) })));
     const maxKind = Math.max(1, ...d.entity_kinds.map(k => k.count));
     const q = d.queue;
-    view().replaceChildren(h("h1", { text: t("health.title") }),
+    put(view(), h("h1", { text: t("health.title") }),
       h("div", { class: "grid2" },
         h("div", {}, h("h2", { text: t("health.facts") }), kv),
         h("div", {}, h("h2", { text: t("health.queue") }), h("dl", { class: "kv", id: "health-queue" },
@@ -469,7 +471,7 @@
           document.getElementById("ns-note").textContent = t("ns.renamed", { old: res.old, new: res.new, chunks: res.moved.chunks, vectors: res.moved.vectors });
         } }, newName, h("button", { type: "submit", class: "secondary", text: t("ns.rename") }))));
     });
-    view().replaceChildren(h("h1", { text: t("ns.title") }), note,
+    put(view(), h("h1", { text: t("ns.title") }), note,
       rows.length ? h("table", { id: "ns-table" }, h("tr", {}, ["ns.name", "ns.chunks", "ns.live", "ns.entities", "ns.relations", "", ""].map(k => h("th", { text: k ? t(k) : "" }))), rows)
         : h("p", { text: t("ns.empty") }),
       r.next ? h("p", { class: "pager" }, h("a", { href: "#/namespaces?" + new URLSearchParams({ after: r.next }), text: t("next") })) : null);
@@ -517,7 +519,7 @@
   nsInput.value = state.ns;
   nsInput.addEventListener("change", () => { if (nsInput.value.trim()) { setNs(nsInput.value.trim()); route(); } });
   api("/ui/api/meta").then(meta => {
-    document.getElementById("ns-list").replaceChildren(...meta.namespaces.map(n => h("option", { value: n })));
+    put(document.getElementById("ns-list"), ...meta.namespaces.map(n => h("option", { value: n })));
   }).catch(e => showError(e.message));
   applyLang();
   route();
