@@ -35,6 +35,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
 import i18n_messages as i18n
+import memory as memory_module
 import validate as v
 from config import Config
 from errors import InvalidArgument, MemlaneError, NotFound, TooLarge
@@ -94,7 +95,7 @@ def scope_has_session(scope: Scope, token: str) -> bool:
             except Exception:  # a malformed cookie header is simply no session
                 return False
             morsel = jar.get(COOKIE)
-            return bool(morsel) and session_ok(morsel.value, token)
+            return morsel is not None and session_ok(morsel.value, token)
     return False
 
 
@@ -319,9 +320,14 @@ class Dashboard:
 
     async def api_meta(self, request: Request) -> dict[str, Any]:
         mem = self.memory
-        stats = await run_in_threadpool(mem.stats)
-        return {"lang": self.lang, "version": stats["version"], "namespaces": stats["namespaces"][:PAGE_MAX],
-                "embedder": stats["embedder"], "auth": bool(self.token), "page_max": PAGE_MAX}
+
+        def names() -> list[str]:  # the first page only: the header's suggestions, not a full listing
+            return [r[0] for r in mem._reader().execute(
+                "select distinct namespace from chunks order by 1 limit ?", (PAGE_MAX,))]
+
+        return {"lang": self.lang, "version": memory_module.__version__, "namespaces": await run_in_threadpool(names),
+                "embedder": {"model": mem.embedder.model, "dim": mem.embedder.dim}, "auth": bool(self.token),
+                "page_max": PAGE_MAX}
 
     async def api_recall(self, request: Request) -> dict[str, Any]:
         q = request.query_params

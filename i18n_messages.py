@@ -355,6 +355,26 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "namespace {namespace} already holds data; pick an unused name (namespaces are never merged)",
         "zh": "命名空间 {namespace} 已有数据，请选择未使用的名称（命名空间不会被合并）",
     },
+    "ui.bench_building": {
+        "en": "building a synthetic store of {chunks} chunks through Memory (this takes a minute)…",
+        "zh": "正在通过 Memory 构建含 {chunks} 个记忆块的合成数据库（需要约一分钟）…",
+    },
+    "ui.bench_built": {
+        "en": "store ready: {chunks} chunks in {seconds} s; starting the daemon and timing the views",
+        "zh": "数据库已就绪：{chunks} 个记忆块，用时 {seconds} 秒；正在启动守护进程并测量各页面",
+    },
+    "ui.bench_row": {
+        "en": "{view:<11} cold load {cold} ms (p95 {cold_p95}) · warm {warm} ms · API {api} ms (p95 {api_p95})",
+        "zh": "{view:<11} 冷加载 {cold} 毫秒（p95 {cold_p95}）· 热切换 {warm} 毫秒 · API {api} 毫秒（p95 {api_p95}）",
+    },
+    "ui.bench_no_browser": {
+        "en": "no /usr/bin/chromium: only the API was timed; install it with apt-get install chromium",
+        "zh": "没有 /usr/bin/chromium：只测量了 API；请用 apt-get install chromium 安装",
+    },
+    "ui.bench_view_failed": {
+        "en": "the {view} view did not load; run the browser tests (tests/test_dashboard_browser.py) to see why",
+        "zh": "{view} 页面未能加载；请运行浏览器测试（tests/test_dashboard_browser.py）查看原因",
+    },
     # (end of ui)
     # --- install (section owned by install script and hooks) ---
     # (end of install)

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-
-import dashboard
 from daemon_util import Daemon, running_daemon
 from dashboard_util import login_url, seed
+
+import dashboard
 
 pytestmark = pytest.mark.e2e
 TOKEN = "dash-api-token"

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from daemon_util import Daemon, running_daemon
 from dashboard_util import login_url, seed
 

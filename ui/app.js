@@ -169,7 +169,11 @@
     const next = "#" + path + (s ? "?" + s : "");
     if (location.hash === next) route(); else location.hash = next;
   }
-  function ready(name) { view().dataset.ready = name; }
+  function ready(name) {
+    view().dataset.ready = name;
+    // for scripts/bench_dashboard.py: when the view was complete, and how many views completed so far
+    window.memlaneReady = { name, at: performance.now(), count: ((window.memlaneReady || {}).count || 0) + 1 };
+  }
   function field(labelKey, input) { return h("label", { class: "f" }, h("span", { text: t(labelKey) }), input); }
   function chipList(items, cls, linkFn) {
     return items.map(x => h("span", { class: "chip " + (cls || "") }, linkFn ? h("a", { href: linkFn(x), text: x }) : x));
@@ -504,7 +508,7 @@
       else if (name === "namespaces") await viewNamespaces(my);
       else await viewSearch(my);
     } catch (e) {
-      if (my === state.seq) { showError(e.message); view().dataset.ready = "error"; }
+      if (my === state.seq) { showError(e.message); ready("error"); }
     }
   }
   window.addEventListener("unhandledrejection", ev => { showError(ev.reason && ev.reason.message ? ev.reason.message : String(ev.reason)); });
