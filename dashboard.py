@@ -174,6 +174,9 @@ class Dashboard:
         self.lang = i18n.normalize_lang(lang or config.lang or i18n.current_lang())
         self._login_code = secrets.token_urlsafe(24) if self.token else ""
         self._code_lock = threading.Lock()
+        # Asset URLs carry a fingerprint of ui/, so the browser may cache them for good (see _GuardedStatic).
+        stamp = "".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns};" for p in sorted(UI_DIR.iterdir()))
+        self.asset_version = hashlib.sha256(stamp.encode()).hexdigest()[:12]
 
     # ------------------------------------------------------------ plumbing
 
@@ -287,7 +290,8 @@ class Dashboard:
     async def _index(self, request: Request) -> Response:
         if not self._authed(request):
             return self._refused(request, api=False)
-        html = (UI_DIR / "index.html").read_text(encoding="utf-8").replace("{{lang}}", self.lang)
+        html = ((UI_DIR / "index.html").read_text(encoding="utf-8").replace("{{lang}}", self.lang)
+                .replace("{{v}}", self.asset_version))
         return HTMLResponse(html, headers={"cache-control": "no-store"})
 
     async def _login(self, request: Request) -> Response:
@@ -509,7 +513,7 @@ class Dashboard:
         empty = logrows(f"select {cols} from recall_log where created_at >= ?{nsq} and hit_count = 0 "
                         "order by created_at desc limit 20")
         facts = {
-            "status": "ok" if stats["pending_embeddings"] < 1000 else "degraded",
+            "status": "degraded" if qrow[2] else "ok",  # degraded: embeddings are failing (see queue.errors)
             "version": stats["version"], "schema_version": stats["schema_version"],
             "db_path": str(mem.path), "db_bytes": stats["db_bytes"], "embedder": stats["embedder"],
             "chunks": stats["chunks"], "live_chunks": stats["live_chunks"], "vectors": stats["vectors"],
@@ -615,7 +619,17 @@ class _GuardedStatic(StaticFiles):
         if scope["type"] == "http" and not self._dash._authed(Request(scope)):
             await self._dash._refused(Request(scope), api=True)(scope, receive, send)
             return
-        await super().__call__(scope, receive, send)
+        if b"v=" + self._dash.asset_version.encode() not in scope.get("query_string", b""):
+            await super().__call__(scope, receive, send)
+            return
+
+        async def send_cached(message: Any) -> None:
+            if message["type"] == "http.response.start" and message.get("status") == 200:
+                message["headers"] = [*message.get("headers", []),
+                                      (b"cache-control", b"private, max-age=31536000, immutable")]
+            await send(message)
+
+        await super().__call__(scope, receive, send_cached)
 
 
 def _plain_page(message: str, lang: str) -> str:

@@ -1,6 +1,7 @@
 """Measure how fast the dashboard's pages load on a database of 10,000 chunks (measured, never asserted).
 
     python scripts/bench_dashboard.py [--chunks 10000] [--runs 7] [--real-embeddings] [--json bench_dashboard.json]
+                                      [--store DIR]   # keep the built store in DIR and reuse it next time
 
 It builds a synthetic store in a temporary folder through the real Memory (memories in English and
 中文 with entities, relations, version chains, and a week of recall_log rows), gives every chunk a
@@ -140,14 +141,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--real-embeddings", action="store_true")
     ap.add_argument("--json", type=Path, default=None, help="also write the numbers to this file")
+    ap.add_argument("--store", type=Path, default=None, help="build the store here, or reuse the one already here")
     args = ap.parse_args(argv)
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp_s:
-        tmp = Path(tmp_s)
-        (tmp / "home").mkdir()
+        tmp = args.store or Path(tmp_s)
+        (tmp / "home").mkdir(parents=True, exist_ok=True)
+        saved = tmp / "bench_store.json"
         t0 = time.perf_counter()
-        print(t("ui.bench_building", chunks=args.chunks), flush=True)
-        info = build(tmp / "memory.db", tmp / "home", args.chunks, args.real_embeddings, rng)
+        if saved.exists() and (tmp / "memory.db").exists():
+            info = json.loads(saved.read_text())
+        else:
+            print(t("ui.bench_building", chunks=args.chunks), flush=True)
+            info = build(tmp / "memory.db", tmp / "home", args.chunks, args.real_embeddings, rng)
+            saved.write_text(json.dumps(info))
         print(t("ui.bench_built", chunks=info["chunks"], seconds=round(time.perf_counter() - t0, 1)), flush=True)
         views = {
             "search": ("#/search?q=" + "who+works+at+Acme+Labs+in+Berlin", "/ui/api/recall",
