@@ -20,12 +20,12 @@ import inspect
 import ipaddress
 import logging
 import os
+import signal
 import socket
 import stat
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -42,7 +42,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import dashboard  # dashboard (issue 9)
 import i18n_messages
@@ -296,24 +296,27 @@ def _host_name(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
-@dataclass
 class Guard:
-    """Host/Origin checks (DNS rebinding), bearer token and body size, on every path of the app."""
+    """Host/Origin checks (DNS rebinding), bearer token and body size, on every path of the app.
 
-    app: ASGIApp
-    lang: str
-    bind_host: str
-    token: str | None
-    max_body: int
-    allowed: set[str] = field(default_factory=set)
-    ui_allows: Callable[[Scope], bool] | None = None  # dashboard (issue 9): /ui/login and the /ui session cookie
+    Order: a foreign Host gets 421, a foreign Origin 403, a missing or wrong token 401 (every path but
+    /health), a declared body over the limit 413. Bodies without Content-Length are counted by the SDK
+    transports, which get the same limit.
+    """
 
-    def __post_init__(self) -> None:
-        self.allowed = {n for n in LOOPBACK_NAMES}
-        host = self.bind_host.lower()
+    def __init__(self, app: ASGIApp, *, lang: str, bind_host: str, token: str | None, max_body: int,
+                 ui_allows: Callable[[Scope], bool] | None = None) -> None:
+        self.app = app
+        self.ui_allows = ui_allows  # dashboard (issue 9): lets /ui/login and a /ui session cookie past the token
+        self.lang = lang
+        self.token = token
+        self.max_body = max_body
+        host = bind_host.lower().strip("[]")
+        # Bound to every interface (only allowed with a token): any Host name may reach us, the token guards.
         self.any_host = host in ("0.0.0.0", "::", "")
+        self.allowed = set(LOOPBACK_NAMES)
         if not is_loopback(host) and not self.any_host:
-            self.allowed.add(host.strip("[]"))
+            self.allowed.add(host)
 
     def host_ok(self, value: str | None) -> bool:
         if not value:
@@ -356,7 +359,42 @@ class Guard:
         if response is not None:
             await response(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        one = _OneResponse(send)
+        try:
+            await self.app(scope, receive, one.send)
+        finally:
+            await one.finish()
+
+
+class _OneResponse:
+    """Keep each connection to exactly one, completed response.
+
+    The SDK's /sse endpoint returns `Response()` after its event stream ends, which Starlette then sends
+    on top of the stream; and a stream cut at shutdown is left unterminated. The first extra response is
+    dropped; an unterminated stream gets its final empty chunk.
+    """
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.state = "idle"  # idle → streaming → done
+
+    async def send(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            if self.state != "idle":
+                return
+            self.state = "streaming"
+        elif kind == "http.response.body":
+            if self.state == "done":
+                return
+            if not message.get("more_body", False):
+                self.state = "done"
+        await self._send(message)
+
+    async def finish(self) -> None:
+        if self.state == "streaming":
+            with contextlib.suppress(Exception):
+                await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -370,9 +408,13 @@ def create_app(
     lang: str = "en",
     token: str | None = None,
     transports: tuple[str, ...] = ("sse", "http"),
-    dash: dashboard.Dashboard | None = None,
+    extra_routes: Sequence[BaseRoute] = (),
+    ui_allows: Callable[[Scope], bool] | None = None,  # dashboard (issue 9), see Guard
 ) -> tuple[ASGIApp, MemlaneMCP]:
-    """The whole daemon as one ASGI app (also usable in-process, e.g. with httpx's ASGI transport)."""
+    """The whole daemon as one ASGI app (also usable in-process, e.g. with httpx's ASGI transport).
+
+    `extra_routes` (e.g. a dashboard) are mounted beside /health, behind the same Host/Origin/token guard.
+    """
     mcp = MemlaneMCP(memory, lang)
     started = time.monotonic()
     hosts = [f"{n}:*" for n in ("127.0.0.1", "localhost", "[::1]")]
@@ -401,16 +443,12 @@ def create_app(
             return JSONResponse(body, status_code=503)
         return JSONResponse(body)
 
-    routes: list[BaseRoute] = [Route("/health", health, methods=["GET"])]
+    routes: list[BaseRoute] = [Route("/health", health, methods=["GET"]), *extra_routes]
     if "sse" in transports:
         routes += mcp.sse_app(transport_security=security, max_request_body_size=cfg.max_request_bytes).routes
     if "http" in transports:
         routes += mcp.streamable_http_app(transport_security=security,
                                           max_request_body_size=cfg.max_request_bytes).routes
-    # --- dashboard (issue 9): /ui pages and API; its session cookie opens /ui paths only ---
-    dash = dash or dashboard.Dashboard(memory, cfg, token=token or "", lang=lang)
-    routes += dash.routes()
-    # --- end dashboard ---
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -421,9 +459,8 @@ def create_app(
             yield
 
     app = Starlette(routes=routes, lifespan=lifespan)
-    guarded = Guard(app, lang=lang, bind_host=cfg.host, token=token, max_body=cfg.max_request_bytes,
-                    ui_allows=dash.guard_allows)  # dashboard (issue 9)
-    return guarded, mcp
+    return Guard(app, lang=lang, bind_host=cfg.host, token=token, max_body=cfg.max_request_bytes,
+                 ui_allows=ui_allows), mcp
 
 
 # ---------------------------------------------------------------- process: token, lock, signals, main
@@ -521,6 +558,8 @@ def setup_logging(cfg: Config) -> None:
         handlers.append(logging.FileHandler(cfg.log_file, encoding="utf-8"))
     logging.basicConfig(level=logging.INFO, handlers=handlers,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # The SDK logs every session at INFO; a long-lived service keeps its warnings only.
+    logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
 def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> int:
@@ -540,8 +579,11 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             raise
         try:
             memory.embedder.embed_query("warm-up")  # load the model now, not on the first recall
-            dash = dashboard.Dashboard(memory, cfg, token=token or "", lang=lang)  # dashboard (issue 9)
-            app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports, dash=dash)
+            # --- dashboard (issue 9): /ui pages and API; its session cookie opens /ui paths only ---
+            dash = dashboard.Dashboard(memory, cfg, token=token or "", lang=lang)
+            app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports,
+                                  extra_routes=dash.routes(), ui_allows=dash.guard_allows)
+            # --- end dashboard ---
             server = _Uvicorn(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                              timeout_graceful_shutdown=GRACEFUL_CLOSE_S,
                                              server_header=False))
@@ -565,6 +607,9 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
                 await task
 
             asyncio.run(serve())
+            # Already stopping: a repeated SIGTERM/SIGINT must not kill us halfway through Memory.close().
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             print(t("server.stopping", lang), file=sys.stderr, flush=True)
         finally:
             sock.close()
