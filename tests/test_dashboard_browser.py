@@ -86,10 +86,10 @@ def test_refused_without_the_token(browser: object, world: tuple[Daemon, dict[st
     resp = pg.goto(d.url + "/ui/")
     assert resp.status == 401 and "/ui/login?token=" in pg.inner_text("#msg")
     assert pg.locator("#view").count() == 0  # the app shell is not served
+    _shot(pg, "0-refused")
     assert pg.goto(d.url + "/ui/static/app.js").status == 401
     assert pg.goto(d.url + "/ui/api/recall?q=Alice").status == 401
     assert pg.goto(d.url + "/ui/login?token=wrong").status == 401
-    _shot(pg, "0-refused")
     ctx.close()
 
 
