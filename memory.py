@@ -1350,6 +1350,46 @@ class Memory:
         }
 
 
+    # ------------------------------------------------------------ rename_namespace (dashboard, issue 9)
+
+    def rename_namespace(self, old: Any, new: Any) -> dict[str, Any]:
+        """Move every row of namespace `old` to the empty namespace `new`, in one transaction.
+
+        Returns the number of rows moved per table. sqlite-vec 0.1.9 refuses UPDATE of a vec0
+        partition key, so vectors move by delete + reinsert inside the same transaction.
+        """
+        src = v.namespace_arg(old)
+        dst = v.namespace_arg(new)
+        if src == dst:
+            raise InvalidArgument("ui.rename_same", namespace=src)
+        tables = ("chunks", "entities", "entity_aliases", "relations")  # identifiers from constants only
+        with self.atomic() as db:
+            if not any(db.execute(f"select 1 from {t} where namespace = ? limit 1", (src,)).fetchone()
+                       for t in tables):
+                raise NotFound("ui.rename_missing", namespace=src)
+            if any(db.execute(f"select 1 from {t} where namespace = ? limit 1", (dst,)).fetchone()
+                   for t in tables):
+                raise Conflict("ui.rename_exists", namespace=dst)
+            moved: dict[str, int] = {"vectors": 0}
+            last = 0
+            while True:  # bounded: each batch advances `last` past at least one chunk of `src`
+                seqs = [r[0] for r in db.execute(
+                    "select seq from chunks where namespace = ? and seq > ? order by seq limit 500", (src, last))]
+                if not seqs:
+                    break
+                last = seqs[-1]
+                marks = ",".join("?" * len(seqs))
+                rows = db.execute(f"select rowid, live, lang, embedding from chunk_vec where rowid in ({marks})",
+                                  seqs).fetchall()
+                db.execute(f"delete from chunk_vec where rowid in ({marks})", seqs)
+                db.executemany("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
+                               [(r[0], dst, r[1], r[2], r[3]) for r in rows])
+                moved["vectors"] += len(rows)
+            for t in (*tables, "recall_log"):
+                moved[t] = db.execute(f"update {t} set namespace = ? where namespace = ?", (dst, src)).rowcount
+        return {"old": src, "new": dst, "moved": moved}
+
+
 def _rrf_merge(lists: list[list[int]]) -> list[int]:
     """Fuse sub-lists inside one lane by reciprocal rank."""
     if len(lists) == 1:
