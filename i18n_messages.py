@@ -339,6 +339,22 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "cannot read memlane's configuration: {detail}",
         "zh": "无法读取 memlane 配置：{detail}",
     },
+    "health.unit_days": {
+        "en": "{n} d",
+        "zh": "{n} 天",
+    },
+    "health.unit_hours": {
+        "en": "{n} h",
+        "zh": "{n} 小时",
+    },
+    "health.unit_minutes": {
+        "en": "{n} min",
+        "zh": "{n} 分钟",
+    },
+    "health.unit_seconds": {
+        "en": "{n} s",
+        "zh": "{n} 秒",
+    },
     # (end of health)
     # --- quality (section owned by recall quality) ---
     # (end of quality)
