@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import inspect
 import json
 import logging
 import os
@@ -295,6 +296,7 @@ class AsyncMemlaneClient:
         timeout: seconds to wait for a connection and for each call's answer.
         namespace: the default namespace of every call (each call's namespace= overrides it).
         lang: "en" or "zh" for the client's own messages; default MEMLANE_LANG, LC_ALL, LANG.
+        environ: where to read MEMLANE_*, HOME and the locale from (default os.environ).
 
     The session opens on the first call (or `connect()`). When the daemon restarts, the next call
     opens a new session and is retried once. A call cut off mid-flight by a daemon crash may
@@ -310,19 +312,21 @@ class AsyncMemlaneClient:
         timeout: float = DEFAULT_TIMEOUT,
         namespace: str | None = None,
         lang: str | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
-        self.lang = lang if lang in LOCALES else detect_lang()
+        env = os.environ if environ is None else environ
+        self.lang = lang if lang in LOCALES else detect_lang(env)
         if transport not in TRANSPORTS:
             raise InvalidArgument(_t("client.bad_option", self.lang, name="transport", expected="'sse' | 'http'",
                                      got=repr(transport)))
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
             raise InvalidArgument(_t("client.bad_option", self.lang, name="timeout",
                                      expected="a number of seconds in (0, 3600]", got=repr(timeout)))
-        self.url = resolve_url(url)
+        self.url = resolve_url(url, env)
         self.transport = transport
         self.base_url, self.endpoint = _base_and_endpoint(self.url, transport)
-        self.token, self.token_source = resolve_token(token)
-        self.token_file = str(_token_file(os.environ))
+        self.token, self.token_source = resolve_token(token, env)
+        self.token_file = str(_token_file(env))
         self.timeout = float(timeout)
         self.namespace = namespace
         self.last_recall: dict[str, Any] | None = None
@@ -719,9 +723,10 @@ class MemlaneClient:
         timeout: float = DEFAULT_TIMEOUT,
         namespace: str | None = None,
         lang: str | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self._async = AsyncMemlaneClient(url, transport=transport, token=token, timeout=timeout,
-                                         namespace=namespace, lang=lang)
+                                         namespace=namespace, lang=lang, environ=environ)
         self._loop = _LoopThread()
         self._finalizer = weakref.finalize(self, _shutdown, self._loop, self._async)
 
@@ -819,3 +824,17 @@ class MemlaneClient:
         # Binding the coroutine here checks the arguments (a TypeError) before anything is sent.
         coro = getattr(self._async, method)(*args, **kwargs)
         return self._run(coro, method)
+
+
+# The sync methods take **kwargs for brevity; give them the async methods' signatures so that
+# help() and IDEs show the contract's argument names.
+for _name in ("remember", "recall", "recall_full", "relate", "forget", "update", "history", "graph_query", "stats"):
+    _source = AsyncMemlaneClient.recall_full if _name == "recall" else getattr(AsyncMemlaneClient, _name)
+    _sig = inspect.signature(_source)
+    if _name == "recall":
+        _sig = _sig.replace(return_annotation="list[dict[str, Any]]")
+    getattr(MemlaneClient, _name).__signature__ = _sig
+
+AsyncMemlaneClient.recall.__signature__ = inspect.signature(AsyncMemlaneClient.recall_full).replace(  # type: ignore[attr-defined]
+    return_annotation="list[dict[str, Any]]")
+del _name, _source, _sig
