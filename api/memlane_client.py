@@ -33,6 +33,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -449,7 +450,7 @@ class AsyncMemlaneClient:
             detail = next((str(leaf) for leaf in leaves if str(leaf)), type(exc).__name__)
             return Unavailable(_t("client.not_running", self.lang, url=self.base_url, detail=detail[:200]),
                                reason="not_running")
-        if any(isinstance(leaf, TimeoutError) for leaf in leaves):
+        if any(isinstance(leaf, (TimeoutError, asyncio.TimeoutError)) for leaf in leaves):
             return Unavailable(_t("client.timeout", self.lang, url=self.base_url, tool="initialize",
                                   seconds=f"{self.timeout:g}"), reason="timeout")
         detail = "; ".join(f"{type(leaf).__name__}: {leaf}" for leaf in leaves)[:300]
@@ -616,13 +617,16 @@ class AsyncMemlaneClient:
         return await self.call("memory_stats", {"namespace": namespace})
 
 
-def _list(value: Sequence[Any] | None) -> list[Any] | None:
-    # A str is a Sequence too; pass it through so the daemon reports the type error, not us.
-    return value if value is None or isinstance(value, str) else list(value)
+def _list(value: Any) -> Any:
+    # A str is a Sequence too; pass it (and any non-sequence) through unchanged so that the
+    # daemon reports the type error in its own words instead of this client guessing.
+    if isinstance(value, (Sequence, AbstractSet)) and not isinstance(value, (str, bytes)):
+        return list(value)
+    return value
 
 
-def _dict(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    return value if value is None or not isinstance(value, Mapping) else dict(value)
+def _dict(value: Any) -> Any:
+    return dict(value) if isinstance(value, Mapping) else value
 
 
 def _is_disconnect(exc: MCPError) -> bool:

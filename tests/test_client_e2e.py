@@ -78,7 +78,7 @@ def test_every_method(daemon: Daemon, transport: str) -> None:
     space = ns("every")
     with client(daemon, transport, namespace=space) as c:
         r = c.remember("Alice moved to Berlin in 2024.", source="chat", importance=0.8, tags=["move"],
-                       entities=[{"name": "Alice", "kind": "person"}, "Berlin"], metadata={"k": 1})
+                       entities=({"name": "Alice", "kind": "person"}, "Berlin"), metadata={"k": 1})
         assert r["created"] is True and r["namespace"] == space and r["chunk_id"]
         assert {e["name"] for e in r["entities"]} >= {"Alice", "Berlin"}
         again = c.remember("Alice moved to Berlin in 2024.")
@@ -90,7 +90,7 @@ def test_every_method(daemon: Daemon, transport: str) -> None:
         full = c.last_recall
         assert full is not None and full["hits"] == hits and isinstance(full["took_ms"], (int, float))
         assert set(full["lanes"]) == {"vector", "graph", "meta", "entity"}
-        direct = c.recall_full("Alice Berlin", top_k=3, lanes=["meta"], tags=["move"], source="chat")
+        direct = c.recall_full("Alice Berlin", top_k=3, lanes=("meta",), tags={"move"}, source="chat")
         assert [h["chunk_id"] for h in direct["hits"]] == [r["chunk_id"]] and set(direct["lanes"]) >= {"meta"}
         assert c.last_recall is direct or c.last_recall == direct
 
