@@ -489,8 +489,10 @@ class AsyncMemlaneClient:
                 if exc.code == REQUEST_TIMEOUT:
                     raise Unavailable(_t("client.timeout", self.lang, url=self.base_url, tool=tool,
                                          seconds=f"{self.timeout:g}"), tool=tool, reason="timeout") from exc
-                if not _is_disconnect(exc) or attempt == 2:
+                if not _is_disconnect(exc):
                     raise _protocol_error(exc, tool, self.lang) from exc
+                if attempt == 2:
+                    raise await self._diagnose(exc) from exc
             except (httpx2.HTTPError, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
                 if attempt == 2:
                     raise await self._diagnose(exc) from exc
