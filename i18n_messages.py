@@ -485,6 +485,30 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{n} s",
         "zh": "{n} 秒",
     },
+    "health.help": {
+        "en": "memlane's daily health summary: 🟢/🟡/🔴 lines; exit 0 green, 1 yellow, 2 red",
+        "zh": "memlane 每日健康摘要：🟢/🟡/🔴 条目；退出码 0 绿、1 黄、2 红",
+    },
+    "health.help_url": {
+        "en": "the daemon's base url (default: MEMLANE_HOST/MEMLANE_PORT or config.toml)",
+        "zh": "守护进程的基础 url（默认取自 MEMLANE_HOST/MEMLANE_PORT 或 config.toml）",
+    },
+    "health.help_db": {
+        "en": "the database file (default: the running daemon's, else MEMLANE_DB_PATH or config.toml)",
+        "zh": "数据库文件（默认取运行中守护进程的数据库，否则取 MEMLANE_DB_PATH 或 config.toml）",
+    },
+    "health.help_json": {
+        "en": "print the same facts and checks as JSON",
+        "zh": "以 JSON 输出同样的信息和检查结果",
+    },
+    "health.help_lang": {
+        "en": "language of the lines (default: MEMLANE_LANG, LC_ALL, LANG)",
+        "zh": "输出语言（默认取 MEMLANE_LANG、LC_ALL、LANG）",
+    },
+    "health.help_timeout": {
+        "en": "seconds to wait for the daemon's /health (default 5)",
+        "zh": "等待守护进程 /health 的秒数（默认 5）",
+    },
     # (end of health)
     # --- quality (section owned by recall quality) ---
     # (end of quality)

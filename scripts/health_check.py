@@ -348,18 +348,18 @@ def gather(cfg: Config, url: str | None, db: str | None, timeout: float, now: da
     return facts
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="health_check.py", description="memlane daily health summary")
-    p.add_argument("--url", help="the daemon's base url (default: MEMLANE_HOST/MEMLANE_PORT or config.toml)")
-    p.add_argument("--db", help="the database file (default: the daemon's, else MEMLANE_DB_PATH or config.toml)")
-    p.add_argument("--json", action="store_true", help="print the facts and checks as JSON")
-    p.add_argument("--lang", choices=("en", "zh"), help="language (default: MEMLANE_LANG, LC_ALL, LANG)")
-    p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for /health (default 5)")
+def parse_args(argv: list[str] | None, lang: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="health_check.py", description=t("health.help", lang))
+    p.add_argument("--url", help=t("health.help_url", lang))
+    p.add_argument("--db", help=t("health.help_db", lang))
+    p.add_argument("--json", action="store_true", help=t("health.help_json", lang))
+    p.add_argument("--lang", choices=("en", "zh"), help=t("health.help_lang", lang))
+    p.add_argument("--timeout", type=float, default=5.0, help=t("health.help_timeout", lang))
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parse_args(argv, i18n_messages.detect_lang())
     lang = args.lang or i18n_messages.detect_lang()
     now = datetime.now(timezone.utc)
     try:

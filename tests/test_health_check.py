@@ -377,3 +377,21 @@ def test_launchd_plist_as_rendered_runs_the_check(daemon: Daemon, tmp_path: Path
                          text=True, encoding="utf-8", timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "daemon alive" in out.stdout
+
+
+def test_degraded_daemon_is_yellow(tmp_path: Path, e5: Any) -> None:
+    # A 503 from /health cannot be provoked from outside a healthy daemon; judge the answer's shape.
+    cfg = load_config({"HOME": str(tmp_path)})
+    db = tmp_path / "memory.db"
+    Memory(db, config=cfg, embedder=e5, start_worker=False).close()
+    facts = hc.gather(cfg, closed_url(), str(db), 2.0, datetime.now(timezone.utc))
+    facts["daemon"] = {"url": "http://127.0.0.1:8086", "alive": True, "http_status": 503, "status": "degraded",
+                       "reason": "database locked"}
+    checks = hc.assess(facts, "zh")
+    assert checks[0].level == "yellow" and "database locked" in checks[0].line("zh") and "降级" in checks[0].line("zh")
+    assert hc.worst([c.level for c in checks]) == "yellow"
+
+
+def test_help_is_in_the_chosen_language(tmp_path: Path) -> None:
+    assert "每日健康摘要" in run_check(tmp_path, "zh", "--help").stdout
+    assert "daily health summary" in run_check(tmp_path, "en", "--help").stdout
