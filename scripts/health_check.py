@@ -329,7 +329,7 @@ def gather(cfg: Config, url: str | None, db: str | None, timeout: float, now: da
     # The running daemon knows its own database best; --db and an explicit config still win.
     if db:
         db_path = Path(os.path.expanduser(db))
-    elif daemon.get("alive") and daemon.get("db_path"):
+    elif daemon.get("alive") and daemon.get("db_path") and Path(daemon["db_path"]).is_absolute():
         db_path = Path(daemon["db_path"])
     else:
         db_path = cfg.resolved_db_path()

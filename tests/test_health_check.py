@@ -189,6 +189,9 @@ def test_stopped_daemon_reads_the_database_read_only(tmp_path: Path) -> None:
         assert all(line.startswith("🟢") for line in lines[1:-1]), out.stdout
         assert WORDS[lang]["counts"] in out.stdout and WORDS[lang]["quick"] in out.stdout
         assert lines[-1].startswith("🔴")
+    # MEMLANE_DB_PATH finds the database as the daemon would, with no --db.
+    out = run_check(tmp_path, "en", "--url", url, env={"MEMLANE_DB_PATH": str(d.db_path)})
+    assert out.returncode == 2 and str(d.db_path) in out.stdout and WORDS["en"]["quick"] in out.stdout
     assert hashlib.sha256(d.db_path.read_bytes()).hexdigest() == before, "the health check wrote to the database"
 
 
