@@ -80,6 +80,7 @@ def test_every_method(daemon: Daemon, transport: str) -> None:
         r = c.remember("Alice moved to Berlin in 2024.", source="chat", importance=0.8, tags=["move"],
                        entities=({"name": "Alice", "kind": "person"}, "Berlin"), metadata={"k": 1})
         assert r["created"] is True and r["namespace"] == space and r["chunk_id"]
+        assert c.server_info is not None and "memlane" in str(c.server_info.get("name", "")).lower()
         assert {e["name"] for e in r["entities"]} >= {"Alice", "Berlin"}
         again = c.remember("Alice moved to Berlin in 2024.")
         assert again["created"] is False and again["duplicate_of"] == r["chunk_id"]
@@ -376,3 +377,34 @@ def test_sync_client_is_usable_from_several_threads(daemon: Daemon) -> None:
             th.join(120)
         assert not errors
         assert c.stats()["live_chunks"] == 4
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_something_else_on_the_port(transport: str, tmp_path: Path) -> None:
+    """A web server that is not memlane: the error says MCP failed there, not that nothing runs."""
+    import http.server
+
+    class NotMemlane(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_POST = do_GET  # noqa: N815
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotMemlane)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        with MemlaneClient(url, transport=transport, timeout=5, environ={"HOME": str(tmp_path)}) as c:
+            with pytest.raises(Unavailable) as ei:
+                c.stats()
+        assert ei.value.reason == "connect_failed", ei.value
+        assert "transport=" in ei.value.message
+    finally:
+        server.shutdown()
+        server.server_close()
