@@ -30,6 +30,7 @@ from config import Config, load_config  # noqa: E402
 from errors import MemlaneError  # noqa: E402
 from i18n_messages import t  # noqa: E402
 from memory import connect  # noqa: E402
+from validate import to_iso  # noqa: E402
 
 GREEN, YELLOW, RED = "green", "yellow", "red"
 MARK = {GREEN: "🟢", YELLOW: "🟡", RED: "🔴"}
@@ -102,7 +103,7 @@ def percentile(sorted_values: list[float], q: float) -> float | None:
 
 
 def iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return to_iso(dt)  # the stored times' own fixed-width format, so they compare as text
 
 
 def parse_time(text: str | None) -> datetime | None:

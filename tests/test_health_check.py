@@ -213,7 +213,7 @@ def test_stuck_embeddings_and_missing_vectors_are_yellow(tmp_path: Path, e5: Any
     with Memory(db, config=cfg, embedder=e5, start_worker=False) as m:
         old = m.remember("queued long ago and never embedded")
         m.remember("queued just now")
-        two_hours_ago = (datetime.now(timezone.utc) - timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        two_hours_ago = hc.iso(datetime.now(timezone.utc) - timedelta(hours=2))
         with m.atomic() as w:
             w.execute("update chunks set created_at = ? where id = ?", (two_hours_ago, old["chunk_id"]))
             w.execute("update embed_queue set enqueued_at = ? where chunk_seq = (select seq from chunks where id = ?)",
