@@ -249,6 +249,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "memlane could not start: {detail}",
         "zh": "memlane 无法启动：{detail}",
     },
+    "server.measure_run": {
+        "en": "run {run}: ready after {seconds:.2f} s, idle RSS {rss_mib:.1f} MiB",
+        "zh": "第 {run} 次：{seconds:.2f} 秒后就绪，空闲 RSS {rss_mib:.1f} MiB",
+    },
+    "server.measure_summary": {
+        "en": "start to ready line: median {median:.2f} s (min {low:.2f}, max {high:.2f}) over {runs} runs; idle RSS median {rss_mib:.1f} MiB ({idle} s after ready, empty database)",
+        "zh": "从启动到就绪行：{runs} 次中位数 {median:.2f} 秒（最短 {low:.2f}，最长 {high:.2f}）；空闲 RSS 中位数 {rss_mib:.1f} MiB（就绪后 {idle} 秒，空数据库）",
+    },
+    "server.measure_failed": {
+        "en": "the daemon did not become ready: {detail}",
+        "zh": "守护进程未能就绪：{detail}",
+    },
     "server.guide": {
         "en": (
             "You have a long-term memory (memlane). Use it like this:\n"
@@ -519,6 +531,86 @@ MESSAGES: dict[str, dict[str, str]] = {
     # --- ui (section owned by dashboard) ---
     # (end of ui)
     # --- install (section owned by install script and hooks) ---
+    "install.db_created": {
+        "en": "created {path}: schema version {version}, embedder {model} ({dim} dims)",
+        "zh": "已创建 {path}：结构版本 {version}，向量模型 {model}（{dim} 维）",
+    },
+    "install.db_migrated": {
+        "en": "migrated {path} from schema version {old} to {new}",
+        "zh": "已将 {path} 从结构版本 {old} 迁移到 {new}",
+    },
+    "install.db_current": {
+        "en": "{path} is already at schema version {version}; nothing to do",
+        "zh": "{path} 已是结构版本 {version}，无需操作",
+    },
+    "install.db_stats": {
+        "en": "  {chunks} memories ({live} current), {pending} waiting for embedding",
+        "zh": "  共 {chunks} 条记忆（当前有效 {live} 条），{pending} 条等待生成向量",
+    },
+    "install.db_in_use": {
+        "en": "the daemon is running on {path}; it migrates the database itself when it starts. Stop it first to run init_db.py",
+        "zh": "守护进程正在使用 {path}，它启动时会自行迁移数据库。如需运行 init_db.py，请先停止守护进程",
+    },
+    "install.venv": {
+        "en": "• Python environment: {path}",
+        "zh": "• Python 环境：{path}",
+    },
+    "install.pip": {
+        "en": "• installing dependencies into {path} (this can take a few minutes)…",
+        "zh": "• 正在向 {path} 安装依赖（可能需要几分钟）…",
+    },
+    "install.no_python": {
+        "en": "{python} not found; install Python 3.10 or newer, or pass --python /path/to/python",
+        "zh": "未找到 {python}；请安装 Python 3.10 或更高版本，或使用 --python /path/to/python 指定",
+    },
+    "install.live_root": {
+        "en": "• data directory: {path} (kept by --uninstall)",
+        "zh": "• 数据目录：{path}（--uninstall 不会删除）",
+    },
+    "install.token_created": {
+        "en": "• created the token file {path} (mode 0600); clients must send it as a bearer token",
+        "zh": "• 已创建令牌文件 {path}（权限 0600）；客户端需以 Bearer 令牌发送",
+    },
+    "install.token_kept": {
+        "en": "• kept the existing token file {path} (mode set to 0600)",
+        "zh": "• 保留已有的令牌文件 {path}（权限已设为 0600）",
+    },
+    "install.service_systemd": {
+        "en": "• systemd --user service {unit} enabled and (re)started; logs: {log}. Status: systemctl --user status memlane",
+        "zh": "• 已启用并（重新）启动 systemd --user 服务 {unit}；日志：{log}。查看状态：systemctl --user status memlane",
+    },
+    "install.service_launchd": {
+        "en": "• launchd agent ai.memlane.mcp loaded from {plist}; logs: {log}. Status: launchctl print gui/$(id -u)/ai.memlane.mcp",
+        "zh": "• 已从 {plist} 加载 launchd 代理 ai.memlane.mcp；日志：{log}。查看状态：launchctl print gui/$(id -u)/ai.memlane.mcp",
+    },
+    "install.service_failed": {
+        "en": "the service manager refused the service ({detail}); run the daemon in the foreground instead: {cmd}",
+        "zh": "服务管理器未能启动服务（{detail}）；请改为在前台运行守护进程：{cmd}",
+    },
+    "install.no_service": {
+        "en": "• no service manager is running here (no systemd --user session, no launchd: a container or CI?). Run the daemon in the foreground:\n    {cmd}",
+        "zh": "• 此处没有运行中的服务管理器（没有 systemd --user 会话，也没有 launchd：容器或 CI？）。请在前台运行守护进程：\n    {cmd}",
+    },
+    "install.client_config": {
+        "en": "Add memlane to your MCP client (the token is in {token_file}):",
+        "zh": "将 memlane 添加到 MCP 客户端（令牌位于 {token_file}）：",
+    },
+    "install.done": {
+        "en": "✅ memlane installed. Check it: curl -s {url}/health",
+        "zh": "✅ memlane 安装完成。检查：curl -s {url}/health",
+    },
+    "install.uninstalled": {
+        "en": "✅ memlane service removed. Your data is still in {path}; delete it yourself if you want it gone",
+        "zh": "✅ 已移除 memlane 服务。数据仍保存在 {path}；如需删除请手动操作",
+    },
+    "install.nothing_to_uninstall": {
+        "en": "• no memlane service was installed; your data in {path} is untouched",
+        "zh": "• 未安装 memlane 服务；{path} 中的数据保持不变",
+    },
+    "install.usage": {
+        "en": "usage: scripts/install.sh [--uninstall] [--python PATH] [--print-service systemd|launchd]\n  LIVE_ROOT (default ~/.memlane) holds the database, token and logs; MEMLANE_PORT sets the port (default 8086).\n  --python PATH uses an existing environment that already has memlane's dependencies (no venv, no pip).",
+        "zh": "用法：scripts/install.sh [--uninstall] [--python 路径] [--print-service systemd|launchd]\n  LIVE_ROOT（默认 ~/.memlane）存放数据库、令牌和日志；MEMLANE_PORT 设置端口（默认 8086）。\n  --python 路径：使用已安装 memlane 依赖的现有环境（不创建 venv，不运行 pip）。",
+    },
     # (end of install)
     # --- demo / scripts shared ---
     "demo.remembered": {

@@ -20,12 +20,12 @@ import inspect
 import ipaddress
 import logging
 import os
+import signal
 import socket
 import stat
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -42,7 +42,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import i18n_messages
 from config import Config, load_config
@@ -295,23 +295,25 @@ def _host_name(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
-@dataclass
 class Guard:
-    """Host/Origin checks (DNS rebinding), bearer token and body size, on every path of the app."""
+    """Host/Origin checks (DNS rebinding), bearer token and body size, on every path of the app.
 
-    app: ASGIApp
-    lang: str
-    bind_host: str
-    token: str | None
-    max_body: int
-    allowed: set[str] = field(default_factory=set)
+    Order: a foreign Host gets 421, a foreign Origin 403, a missing or wrong token 401 (every path but
+    /health), a declared body over the limit 413. Bodies without Content-Length are counted by the SDK
+    transports, which get the same limit.
+    """
 
-    def __post_init__(self) -> None:
-        self.allowed = {n for n in LOOPBACK_NAMES}
-        host = self.bind_host.lower()
+    def __init__(self, app: ASGIApp, *, lang: str, bind_host: str, token: str | None, max_body: int) -> None:
+        self.app = app
+        self.lang = lang
+        self.token = token
+        self.max_body = max_body
+        host = bind_host.lower().strip("[]")
+        # Bound to every interface (only allowed with a token): any Host name may reach us, the token guards.
         self.any_host = host in ("0.0.0.0", "::", "")
+        self.allowed = set(LOOPBACK_NAMES)
         if not is_loopback(host) and not self.any_host:
-            self.allowed.add(host.strip("[]"))
+            self.allowed.add(host)
 
     def host_ok(self, value: str | None) -> bool:
         if not value:
@@ -353,7 +355,42 @@ class Guard:
         if response is not None:
             await response(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        one = _OneResponse(send)
+        try:
+            await self.app(scope, receive, one.send)
+        finally:
+            await one.finish()
+
+
+class _OneResponse:
+    """Keep each connection to exactly one, completed response.
+
+    The SDK's /sse endpoint returns `Response()` after its event stream ends, which Starlette then sends
+    on top of the stream; and a stream cut at shutdown is left unterminated. The first extra response is
+    dropped; an unterminated stream gets its final empty chunk.
+    """
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.state = "idle"  # idle → streaming → done
+
+    async def send(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            if self.state != "idle":
+                return
+            self.state = "streaming"
+        elif kind == "http.response.body":
+            if self.state == "done":
+                return
+            if not message.get("more_body", False):
+                self.state = "done"
+        await self._send(message)
+
+    async def finish(self) -> None:
+        if self.state == "streaming":
+            with contextlib.suppress(Exception):
+                await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -367,8 +404,12 @@ def create_app(
     lang: str = "en",
     token: str | None = None,
     transports: tuple[str, ...] = ("sse", "http"),
+    extra_routes: Sequence[BaseRoute] = (),
 ) -> tuple[ASGIApp, MemlaneMCP]:
-    """The whole daemon as one ASGI app (also usable in-process, e.g. with httpx's ASGI transport)."""
+    """The whole daemon as one ASGI app (also usable in-process, e.g. with httpx's ASGI transport).
+
+    `extra_routes` (e.g. a dashboard) are mounted beside /health, behind the same Host/Origin/token guard.
+    """
     mcp = MemlaneMCP(memory, lang)
     started = time.monotonic()
     hosts = [f"{n}:*" for n in ("127.0.0.1", "localhost", "[::1]")]
@@ -397,7 +438,7 @@ def create_app(
             return JSONResponse(body, status_code=503)
         return JSONResponse(body)
 
-    routes: list[BaseRoute] = [Route("/health", health, methods=["GET"])]
+    routes: list[BaseRoute] = [Route("/health", health, methods=["GET"]), *extra_routes]
     if "sse" in transports:
         routes += mcp.sse_app(transport_security=security, max_request_body_size=cfg.max_request_bytes).routes
     if "http" in transports:
@@ -413,8 +454,7 @@ def create_app(
             yield
 
     app = Starlette(routes=routes, lifespan=lifespan)
-    guarded = Guard(app, lang=lang, bind_host=cfg.host, token=token, max_body=cfg.max_request_bytes)
-    return guarded, mcp
+    return Guard(app, lang=lang, bind_host=cfg.host, token=token, max_body=cfg.max_request_bytes), mcp
 
 
 # ---------------------------------------------------------------- process: token, lock, signals, main
@@ -510,6 +550,8 @@ def setup_logging(cfg: Config) -> None:
         handlers.append(logging.FileHandler(cfg.log_file, encoding="utf-8"))
     logging.basicConfig(level=logging.INFO, handlers=handlers,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # The SDK logs every session at INFO; a long-lived service keeps its warnings only.
+    logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
 def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> int:
@@ -550,6 +592,9 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
                 await task
 
             asyncio.run(serve())
+            # Already stopping: a repeated SIGTERM/SIGINT must not kill us halfway through Memory.close().
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             print(t("server.stopping", lang), file=sys.stderr, flush=True)
         finally:
             sock.close()
