@@ -410,12 +410,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "向量与记忆块一致",
     },
     "health.vectors_missing": {
-        "en": "{count} live chunks have had no vector for over an hour; keep the daemon running so it embeds them, and check its log",
-        "zh": "{count} 条有效记忆块超过一小时仍没有向量；请保持守护进程运行以生成向量，并查看其日志",
+        "en": "{count} live chunks have had no vector for over an hour; check the daemon log for embedding errors, then run scripts/repair_vectors.py (a dry run; --apply to fix)",
+        "zh": "{count} 条有效记忆块超过一小时仍没有向量；请在守护进程日志中查找向量生成错误，然后运行 scripts/repair_vectors.py（先试运行；加 --apply 修复）",
     },
     "health.vectors_orphan": {
-        "en": "{count} orphan vectors (no chunk has their rowid); back up the database and report this as a bug",
-        "zh": "{count} 个孤立向量（没有对应 rowid 的记忆块）；请备份数据库并报告此缺陷",
+        "en": "{count} orphan vectors (no chunk has their rowid); run scripts/repair_vectors.py (a dry run; --apply to remove them)",
+        "zh": "{count} 个孤立向量（没有对应 rowid 的记忆块）；请运行 scripts/repair_vectors.py（先试运行；加 --apply 删除）",
     },
     "health.quick_check_ok": {
         "en": "PRAGMA quick_check: ok",
