@@ -385,9 +385,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "database {path}: {size}; WAL {wal}",
         "zh": "数据库 {path}：{size}；WAL {wal}",
     },
-    "health.wal_frames": {
-        "en": "{frames} frames, {backfilled} already checkpointed",
-        "zh": "{frames} 帧，其中 {backfilled} 帧已检查点",
+    "health.db_size_frames": {
+        "en": "database {path}: {size}; WAL {wal} ({frames} frames, {backfilled} already checkpointed)",
+        "zh": "数据库 {path}：{size}；WAL {wal}（{frames} 帧，其中 {backfilled} 帧已写回数据库）",
     },
     "health.wal_big": {
         "en": "WAL is {wal}: checkpoints are falling behind; a long-running reader may be holding them back",
