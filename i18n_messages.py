@@ -317,8 +317,210 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     # (end of server)
     # --- client (section owned by api/) ---
+    # api/memlane_client.py keeps a byte-identical copy of this section (it must install without
+    # the daemon's modules); tests/test_i18n.py fails when the two differ.
+    "client.not_running": {
+        "en": "no memlane daemon answers at {url} ({detail}); start it (python mcp_server.py) or pass the right url",
+        "zh": "{url} 上没有 memlane 守护进程应答（{detail}）；请启动它（python mcp_server.py）或传入正确的 url",
+    },
+    "client.token_missing": {
+        "en": "the daemon at {url} needs a token and none was found; pass token=, set MEMLANE_AUTH_TOKEN, or create {token_file}",
+        "zh": "{url} 上的守护进程需要令牌，但没有找到；请传入 token=、设置 MEMLANE_AUTH_TOKEN，或创建 {token_file}",
+    },
+    "client.token_wrong": {
+        "en": "the daemon at {url} rejected the token from {token_source} (HTTP 401); use the daemon's token (MEMLANE_AUTH_TOKEN or {token_file})",
+        "zh": "{url} 上的守护进程拒绝了来自 {token_source} 的令牌（HTTP 401）；请使用守护进程的令牌（MEMLANE_AUTH_TOKEN 或 {token_file}）",
+    },
+    "client.timeout": {
+        "en": "the daemon at {url} did not answer {tool} within {seconds} s; retry, or pass a larger timeout=",
+        "zh": "{url} 上的守护进程在 {seconds} 秒内没有响应 {tool}；请重试，或传入更大的 timeout=",
+    },
+    "client.connect_failed": {
+        "en": "cannot talk MCP to {url} ({detail}); check that memlane runs there and that transport= matches it",
+        "zh": "无法与 {url} 进行 MCP 通信（{detail}）；请确认 memlane 在该地址运行，且 transport= 与之匹配",
+    },
+    "client.bad_response": {
+        "en": "the daemon answered {tool} with something this client cannot read ({detail}); use a client and a daemon of the same version",
+        "zh": "守护进程对 {tool} 的应答无法被此客户端解析（{detail}）；请使用相同版本的客户端和守护进程",
+    },
+    "client.protocol_error": {
+        "en": "the daemon refused the {tool} call: {detail}",
+        "zh": "守护进程拒绝了 {tool} 调用：{detail}",
+    },
+    "client.bad_option": {
+        "en": "{name} must be {expected}, got {got}",
+        "zh": "{name} 必须是 {expected}，实际为 {got}",
+    },
+    "client.closed": {
+        "en": "this memlane client is closed; create a new one",
+        "zh": "此 memlane 客户端已关闭，请新建一个",
+    },
     # (end of client)
     # --- health (section owned by scripts/health_check.py) ---
+    "health.title": {
+        "en": "memlane health check, {when}",
+        "zh": "memlane 健康检查，{when}",
+    },
+    "health.daemon_ok": {
+        "en": "daemon alive at {url}: version {version}, up {uptime}",
+        "zh": "守护进程在 {url} 运行中：版本 {version}，已运行 {uptime}",
+    },
+    "health.daemon_degraded": {
+        "en": "daemon at {url} answers but is degraded: {reason}; check its log",
+        "zh": "{url} 上的守护进程有应答但状态降级：{reason}；请查看它的日志",
+    },
+    "health.daemon_down": {
+        "en": "daemon down: nothing answers at {url} ({detail}); facts below come from the database file. Start it with python mcp_server.py",
+        "zh": "守护进程未运行：{url} 没有应答（{detail}）；以下信息直接读自数据库文件。请用 python mcp_server.py 启动它",
+    },
+    "health.db_missing": {
+        "en": "no database at {path}; pass --db or set MEMLANE_DB_PATH",
+        "zh": "{path} 处没有数据库；请传入 --db 或设置 MEMLANE_DB_PATH",
+    },
+    "health.db_unreadable": {
+        "en": "cannot read the database {path}: {detail}",
+        "zh": "无法读取数据库 {path}：{detail}",
+    },
+    "health.db_size": {
+        "en": "database {path}: {size}; WAL {wal}",
+        "zh": "数据库 {path}：{size}；WAL {wal}",
+    },
+    "health.db_size_frames": {
+        "en": "database {path}: {size}; WAL {wal} ({frames} frames, {backfilled} already checkpointed)",
+        "zh": "数据库 {path}：{size}；WAL {wal}（{frames} 帧，其中 {backfilled} 帧已写回数据库）",
+    },
+    "health.wal_big": {
+        "en": "WAL is {wal}: checkpoints are falling behind; a long-running reader may be holding them back",
+        "zh": "WAL 已达 {wal}：检查点跟不上，可能有长时间运行的读取方阻塞了它",
+    },
+    "health.counts": {
+        "en": "chunks {live} live / {total} total; entities {entities}; relations {relations}; vectors {vectors}",
+        "zh": "记忆块 {live} 条有效 / 共 {total} 条；实体 {entities}；关系 {relations}；向量 {vectors}",
+    },
+    "health.pending_ok": {
+        "en": "pending embeddings: {count}",
+        "zh": "待生成向量：{count}",
+    },
+    "health.pending_stuck": {
+        "en": "pending embeddings: {count}, oldest queued {age} ago; check the daemon log for embedding errors",
+        "zh": "待生成向量：{count}，最早的已排队 {age}；请在守护进程日志中查找向量生成错误",
+    },
+    "health.vectors_ok": {
+        "en": "vectors and chunks agree",
+        "zh": "向量与记忆块一致",
+    },
+    "health.vectors_missing": {
+        "en": "{count} live chunks have had no vector for over an hour; check the daemon log for embedding errors, then run scripts/repair_vectors.py (a dry run; --apply to fix)",
+        "zh": "{count} 条有效记忆块超过一小时仍没有向量；请在守护进程日志中查找向量生成错误，然后运行 scripts/repair_vectors.py（先试运行；加 --apply 修复）",
+    },
+    "health.vectors_orphan": {
+        "en": "{count} orphan vectors (no chunk has their rowid); run scripts/repair_vectors.py (a dry run; --apply to remove them)",
+        "zh": "{count} 个孤立向量（没有对应 rowid 的记忆块）；请运行 scripts/repair_vectors.py（先试运行；加 --apply 删除）",
+    },
+    "health.quick_check_ok": {
+        "en": "PRAGMA quick_check: ok",
+        "zh": "PRAGMA quick_check：正常",
+    },
+    "health.quick_check_bad": {
+        "en": "PRAGMA quick_check found damage: {detail}; stop the daemon and restore the latest backup",
+        "zh": "PRAGMA quick_check 发现损坏：{detail}；请停止守护进程并恢复最近的备份",
+    },
+    "health.recalls": {
+        "en": "recalls in 24 h: {count}; p50 {p50} ms, p95 {p95} ms; empty {empty_pct}%",
+        "zh": "24 小时内检索：{count} 次；p50 {p50} 毫秒，p95 {p95} 毫秒；空结果 {empty_pct}%",
+    },
+    "health.recalls_none": {
+        "en": "recalls in 24 h: none",
+        "zh": "24 小时内检索：无",
+    },
+    "health.recalls_slow": {
+        "en": "recalls in 24 h: {count}; p95 {p95} ms is slow (p50 {p50} ms); check the machine's load and the database size",
+        "zh": "24 小时内检索：{count} 次；p95 {p95} 毫秒偏慢（p50 {p50} 毫秒）；请检查机器负载和数据库大小",
+    },
+    "health.recalls_empty": {
+        "en": "recalls in 24 h: {count}; {empty_pct}% came back empty; check that agents recall in the namespace they remember in",
+        "zh": "24 小时内检索：{count} 次；{empty_pct}% 无结果；请确认代理检索与存储使用同一命名空间",
+    },
+    "health.kinds": {
+        "en": "entity kinds: {top}",
+        "zh": "实体类型：{top}",
+    },
+    "health.kinds_none": {
+        "en": "entity kinds: no entities yet",
+        "zh": "实体类型：尚无实体",
+    },
+    "health.kinds_dominant": {
+        "en": "entity kinds: {top}; {kind} holds {share}% of all entities, so kinds tell little apart; pass a kind with each entity",
+        "zh": "实体类型：{top}；{kind} 占全部实体的 {share}%，类型几乎无法区分实体；请为每个实体指定 kind",
+    },
+    "health.backup_ok": {
+        "en": "last backup {age} ago: {path}",
+        "zh": "最近备份于 {age} 前：{path}",
+    },
+    "health.backup_old": {
+        "en": "last backup {age} ago: {path}; check that the backup job still runs",
+        "zh": "最近备份于 {age} 前：{path}；请检查备份任务是否仍在运行",
+    },
+    "health.backup_none": {
+        "en": "no backup found in {dir}; run the backup script once and schedule it",
+        "zh": "{dir} 中没有备份；请运行一次备份脚本并设置定时任务",
+    },
+    "health.summary_green": {
+        "en": "all good",
+        "zh": "一切正常",
+    },
+    "health.summary_yellow": {
+        "en": "needs attention: see the yellow lines",
+        "zh": "需要关注：请查看黄色条目",
+    },
+    "health.summary_red": {
+        "en": "something is broken: fix the red lines first",
+        "zh": "存在故障：请先处理红色条目",
+    },
+    "health.bad_config": {
+        "en": "cannot read memlane's configuration: {detail}",
+        "zh": "无法读取 memlane 配置：{detail}",
+    },
+    "health.unit_days": {
+        "en": "{n} d",
+        "zh": "{n} 天",
+    },
+    "health.unit_hours": {
+        "en": "{n} h",
+        "zh": "{n} 小时",
+    },
+    "health.unit_minutes": {
+        "en": "{n} min",
+        "zh": "{n} 分钟",
+    },
+    "health.unit_seconds": {
+        "en": "{n} s",
+        "zh": "{n} 秒",
+    },
+    "health.help": {
+        "en": "memlane's daily health summary: 🟢/🟡/🔴 lines; exit 0 green, 1 yellow, 2 red",
+        "zh": "memlane 每日健康摘要：🟢/🟡/🔴 条目；退出码 0 绿、1 黄、2 红",
+    },
+    "health.help_url": {
+        "en": "the daemon's base url (default: MEMLANE_HOST/MEMLANE_PORT or config.toml)",
+        "zh": "守护进程的基础 url（默认取自 MEMLANE_HOST/MEMLANE_PORT 或 config.toml）",
+    },
+    "health.help_db": {
+        "en": "the database file (default: the running daemon's, else MEMLANE_DB_PATH or config.toml)",
+        "zh": "数据库文件（默认取运行中守护进程的数据库，否则取 MEMLANE_DB_PATH 或 config.toml）",
+    },
+    "health.help_json": {
+        "en": "print the same facts and checks as JSON",
+        "zh": "以 JSON 输出同样的信息和检查结果",
+    },
+    "health.help_lang": {
+        "en": "language of the lines (default: MEMLANE_LANG, LC_ALL, LANG)",
+        "zh": "输出语言（默认取 MEMLANE_LANG、LC_ALL、LANG）",
+    },
+    "health.help_timeout": {
+        "en": "seconds to wait for the daemon's /health (default 5)",
+        "zh": "等待守护进程 /health 的秒数（默认 5）",
+    },
     # (end of health)
     # --- quality (section owned by recall quality) ---
     # (end of quality)

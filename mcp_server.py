@@ -414,6 +414,7 @@ def create_app(
     """The whole daemon as one ASGI app (also usable in-process, e.g. with httpx's ASGI transport).
 
     `extra_routes` (e.g. a dashboard) are mounted beside /health, behind the same Host/Origin/token guard.
+    In-process clients must use a loopback base URL (http://127.0.0.1), or the Host check answers 421.
     """
     mcp = MemlaneMCP(memory, lang)
     started = time.monotonic()
