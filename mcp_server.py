@@ -259,6 +259,7 @@ class MemlaneMCP(MCPServer):
     def error_result(self, exc: BaseException) -> CallToolResult:
         """The one place errors become tool results: `[code] message` in the daemon's language."""
         if isinstance(exc, MemlaneError):
+            log.info("tool call refused: [%s] %s", exc.code, exc.msg_id)  # ids only: arguments may be private
             text = exc.render(self.lang)
         else:
             log.error("unexpected error in a tool call", exc_info=exc)
