@@ -26,17 +26,17 @@ import stat
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-import anyio
 import uvicorn
 from filelock import FileLock, Timeout
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -55,6 +55,9 @@ log = logging.getLogger("memlane.server")
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 GRACEFUL_DRAIN_S = 6.0  # in-flight tool calls get this long to finish after SIGTERM
+# Tool calls run on a fixed pool of long-lived threads: Memory keeps one read connection per thread, so
+# threads that come and go (as anyio's idle workers do) would leave a connection behind each time.
+CALL_THREADS = 8
 GRACEFUL_CLOSE_S = 2  # then open streams (idle SSE connections) get this long before they are cancelled
 
 INSTRUCTIONS = (
@@ -217,7 +220,19 @@ def build_tools(memory: Memory) -> list[Tool]:
 
     fns: list[Callable[..., dict[str, Any]]] = [memory_remember, memory_recall, memory_relate, memory_forget,
                                                  memory_update, memory_history, memory_graph_query, memory_stats]
-    return [Tool.from_function(fn, structured_output=True) for fn in fns]
+    # Hints for clients that auto-approve safe tools. forget hides a memory (nothing is deleted, but
+    # recall stops returning it), so it is marked destructive.
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    hints = {
+        "memory_remember": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                           open_world_hint=False),
+        "memory_relate": ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        "memory_update": ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        "memory_forget": ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                                         open_world_hint=False),
+    }
+    return [Tool.from_function(fn, structured_output=True, annotations=hints.get(fn.__name__, read_only))
+            for fn in fns]
 
 
 class MemlaneMCP(MCPServer):
@@ -229,13 +244,23 @@ class MemlaneMCP(MCPServer):
         self.inflight = 0
         self.draining = False
         self._tools = {tool.name: tool for tool in build_tools(memory)}
+        self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="memlane-call")
         super().__init__("memlane", version=__version__, instructions=INSTRUCTIONS, tools=list(self._tools.values()),
                          log_level="INFO")
         self._add_guide_prompt()
 
+    async def run_blocking(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
+        """Run a blocking Memory call off the event loop, on the daemon's own thread pool."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, **kwargs))
+
+    def close(self) -> None:
+        """Wait for calls still running in the pool (the server has stopped sending new ones)."""
+        self._pool.shutdown(wait=True)
+
     def error_result(self, exc: BaseException) -> CallToolResult:
         """The one place errors become tool results: `[code] message` in the daemon's language."""
         if isinstance(exc, MemlaneError):
+            log.info("tool call refused: [%s] %s", exc.code, exc.msg_id)  # ids only: arguments may be private
             text = exc.render(self.lang)
         else:
             log.error("unexpected error in a tool call", exc_info=exc)
@@ -259,7 +284,7 @@ class MemlaneMCP(MCPServer):
             kwargs = {p: arguments.get(p) for p in inspect.signature(tool.fn).parameters}
             self.inflight += 1
             try:
-                result = await anyio.to_thread.run_sync(functools.partial(tool.fn, **kwargs))
+                result = await self.run_blocking(tool.fn, **kwargs)
             finally:
                 self.inflight -= 1
             return tool.fn_metadata.convert_result(result)
@@ -339,6 +364,9 @@ class Guard:
         return hmac.compare_digest(header[7:].strip().encode("utf-8"), self.token.encode("utf-8"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":  # no endpoint speaks WebSocket; refuse before any check is needed
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -437,7 +465,7 @@ def create_app(
             "embedder": {"model": memory.embedder.model, "dim": memory.embedder.dim}, "pending_embeddings": None,
         }
         try:
-            body["pending_embeddings"] = await anyio.to_thread.run_sync(memory.pending_embeddings)
+            body["pending_embeddings"] = await mcp.run_blocking(memory.pending_embeddings)
         except Exception as exc:  # a health check reports the failure instead of raising it
             detail = exc.message(lang) if isinstance(exc, MemlaneError) else type(exc).__name__
             body.update(status="degraded", reason=t("server.degraded", lang, detail=detail))
@@ -614,6 +642,8 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             print(t("server.stopping", lang), file=sys.stderr, flush=True)
         finally:
             sock.close()
+            if "mcp" in locals():
+                mcp.close()
             pending = None
             with contextlib.suppress(Exception):
                 pending = memory.pending_embeddings()

@@ -432,10 +432,11 @@ class Memory:
 
     def _reader(self) -> Any:
         """This thread's read connection (each lane thread has its own, so lanes run side by side)."""
+        # Checked first: a long-lived thread (the daemon's call pool) keeps its cached, now closed, connection.
+        if self._closed:
+            raise Unavailable("db.closed")
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            if self._closed:
-                raise Unavailable("db.closed")
             conn = connect(self.path)
             self._local.conn = conn
             with self._readers_lock:

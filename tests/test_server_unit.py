@@ -73,3 +73,27 @@ def test_health_is_503_degraded_when_the_store_cannot_be_read(tmp_path: Path, e5
     assert bad.status_code == 503 and body["status"] == "degraded"
     assert body["reason"].startswith("the database cannot be read: this memory store is closed")
     assert set(body) >= {"version", "uptime_s", "db_path", "schema_version", "embedder", "pending_embeddings"}
+
+
+def test_tool_calls_run_on_the_daemons_fixed_thread_pool(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not on the event loop, and not on short-lived threads that would each leave a read connection behind."""
+    import threading
+
+    seen: list[str] = []
+    real = mem.stats
+
+    def stats(**kwargs: object) -> dict[str, object]:
+        seen.append(threading.current_thread().name)
+        return real(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mem, "stats", stats)
+    server = mcp_server.MemlaneMCP(mem, "en")
+
+    async def many() -> None:
+        results = await asyncio.gather(*[server.call_tool("memory_stats", {}) for _ in range(40)])
+        assert not any(r.is_error for r in results)
+
+    asyncio.run(many())
+    server.close()
+    assert len(seen) == 40 and all(name.startswith("memlane-call") for name in seen)
+    assert len(set(seen)) <= mcp_server.CALL_THREADS
