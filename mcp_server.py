@@ -671,6 +671,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 0
+    except Exception as exc:  # anything unforeseen at start: one clear line, the traceback in the log
+        logging.getLogger("memlane").exception("start failed")
+        print(t("server.start_failed", lang, detail=f"{type(exc).__name__}: {exc}"), file=sys.stderr, flush=True)
+        return 1
 
 
 if __name__ == "__main__":
