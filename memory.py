@@ -10,6 +10,7 @@ import hashlib
 import json
 import logging
 import math
+import os
 import re
 import secrets
 import threading
@@ -67,6 +68,7 @@ def connect(path: str | Path, *, readonly: bool = False) -> Any:
     """Open a connection with every pragma memlane relies on, and sqlite-vec loaded; check each one."""
     drv = _driver()
     path = Path(path)
+    conn = None
     try:
         if readonly:
             conn = drv.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False,
@@ -74,8 +76,14 @@ def connect(path: str | Path, *, readonly: bool = False) -> Any:
         else:
             conn = drv.connect(str(path), check_same_thread=False, isolation_level=None,
                                timeout=BUSY_TIMEOUT_MS / 1000)
+        conn.execute("pragma schema_version").fetchone()  # opens the file now, not at a later statement
     except drv.Error as exc:
-        raise Unavailable("db.open", path=str(path), detail=str(exc)) from exc
+        if conn is not None:
+            conn.close()
+        raise _open_error(path, exc, readonly) from exc
+    if not readonly and not _writable(path):
+        conn.close()
+        raise Unavailable("db.readonly", path=str(path))
     try:
         conn.enable_load_extension(True)
         import sqlite_vec
@@ -114,6 +122,18 @@ def connect(path: str | Path, *, readonly: bool = False) -> Any:
         conn.close()
         raise
     return conn
+
+
+def _writable(path: Path) -> bool:
+    """True when this process may write the database file (or create it). Works for root on a read-only mount."""
+    target = path if path.exists() else path.parent
+    return os.access(target, os.W_OK)
+
+
+def _open_error(path: Path, exc: Exception, readonly: bool) -> MemlaneError:
+    if not readonly and not _writable(path):
+        return Unavailable("db.readonly", path=str(path))
+    return Unavailable("db.open", path=str(path), detail=str(exc))
 
 
 def _sql_error(exc: Exception) -> MemlaneError:
@@ -426,10 +446,11 @@ class Memory:
 
     def _reader(self) -> Any:
         """This thread's read connection (each lane thread has its own, so lanes run side by side)."""
+        # Checked first: a long-lived thread (the daemon's call pool) keeps its cached, now closed, connection.
+        if self._closed:
+            raise Unavailable("db.closed")
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            if self._closed:
-                raise Unavailable("db.closed")
             conn = connect(self.path)
             self._local.conn = conn
             with self._readers_lock:
@@ -667,7 +688,7 @@ class Memory:
                                [(str(exc)[:500], r[0]) for r in rows])
             return -1
         with self.atomic() as db:
-            for (seq, ns, _content, lang, _live), vec in zip(rows, vectors):
+            for (seq, ns, _content, lang, _live), vec in zip(rows, vectors, strict=False):
                 # Liveness is read again here: a forget or update may have closed the chunk while it was
                 # being embedded, and a stale live=1 would let the vector lane return a closed chunk.
                 still = db.execute("select c.valid_until is null from embed_queue q join chunks c on c.seq = "
@@ -762,28 +783,31 @@ class Memory:
                      stock_codes=er.stock_codes_in(text))
 
     def _run_lanes(self, plan: _Plan) -> tuple[dict[str, _LaneResult], float]:
-        """Run the lanes concurrently on the lane pool; graph waits for the entity and vector lanes."""
+        """Run the lanes side by side; the vector lane (the slowest: it embeds the query) runs in the calling
+        thread while the meta and entity lanes run on the lane pool, and graph follows once its seeds are in.
+
+        Keeping the critical path in this thread spares it a thread hand-off, which on a busy machine can
+        cost more than the lexical lanes themselves.
+        """
         t0 = time.perf_counter()
         futures: dict[str, Future[_LaneResult]] = {}
-        need_vector = "vector" in plan.lanes or "graph" in plan.lanes
-        need_entity = "entity" in plan.lanes or "graph" in plan.lanes
-        if need_vector:
-            futures["vector"] = self._pool.submit(self._timed, self._lane_vector, plan)
-        if need_entity:
+        if "entity" in plan.lanes or "graph" in plan.lanes:
             futures["entity"] = self._pool.submit(self._timed, self._lane_entity, plan)
         if "meta" in plan.lanes:
             futures["meta"] = self._pool.submit(self._timed, self._lane_meta, plan)
-        results = {}
+        results: dict[str, _LaneResult] = {}
+        vec = None
+        if "vector" in plan.lanes or "graph" in plan.lanes:
+            vec = self._timed(self._lane_vector, plan)
+            if "vector" in plan.lanes:
+                results["vector"] = vec
         if "graph" in plan.lanes:
-            # The graph lane needs the seeds from two other lanes; run it here once they are in.
-            ent = futures["entity"].result()
-            vec = futures["vector"].result()
-            results["graph"] = self._timed(self._lane_graph, plan, ent, vec)
+            # The graph lane's seeds come from the entity lane and the top vector hits.
+            results["graph"] = self._timed(self._lane_graph, plan, futures["entity"].result(), vec)
         for name, fut in futures.items():
+            res = fut.result()
             if name in plan.lanes:
-                results[name] = fut.result()
-            else:
-                fut.result()
+                results[name] = res
         wall = (time.perf_counter() - t0) * 1000
         return {name: results[name] for name in LANES if name in results}, wall
 
@@ -1347,6 +1371,46 @@ class Memory:
                            "empty": empty},
             "schema_version": SCHEMA_VERSION, "version": __version__,
         }
+
+
+    # ------------------------------------------------------------ rename_namespace (dashboard, issue 9)
+
+    def rename_namespace(self, old: Any, new: Any) -> dict[str, Any]:
+        """Move every row of namespace `old` to the empty namespace `new`, in one transaction.
+
+        Returns the number of rows moved per table. sqlite-vec 0.1.9 refuses UPDATE of a vec0
+        partition key, so vectors move by delete + reinsert inside the same transaction.
+        """
+        src = v.namespace_arg(old)
+        dst = v.namespace_arg(new)
+        if src == dst:
+            raise InvalidArgument("ui.rename_same", namespace=src)
+        tables = ("chunks", "entities", "entity_aliases", "relations")  # identifiers from constants only
+        with self.atomic() as db:
+            if not any(db.execute(f"select 1 from {t} where namespace = ? limit 1", (src,)).fetchone()
+                       for t in tables):
+                raise NotFound("ui.rename_missing", namespace=src)
+            if any(db.execute(f"select 1 from {t} where namespace = ? limit 1", (dst,)).fetchone()
+                   for t in tables):
+                raise Conflict("ui.rename_exists", namespace=dst)
+            moved: dict[str, int] = {"vectors": 0}
+            last = 0
+            while True:  # bounded: each batch advances `last` past at least one chunk of `src`
+                seqs = [r[0] for r in db.execute(
+                    "select seq from chunks where namespace = ? and seq > ? order by seq limit 500", (src, last))]
+                if not seqs:
+                    break
+                last = seqs[-1]
+                marks = ",".join("?" * len(seqs))
+                rows = db.execute(f"select rowid, live, lang, embedding from chunk_vec where rowid in ({marks})",
+                                  seqs).fetchall()
+                db.execute(f"delete from chunk_vec where rowid in ({marks})", seqs)
+                db.executemany("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
+                               [(r[0], dst, r[1], r[2], r[3]) for r in rows])
+                moved["vectors"] += len(rows)
+            for t in (*tables, "recall_log"):
+                moved[t] = db.execute(f"update {t} set namespace = ? where namespace = ?", (dst, src)).rowcount
+        return {"old": src, "new": dst, "moved": moved}
 
 
 def _rrf_merge(lists: list[list[int]]) -> list[int]:

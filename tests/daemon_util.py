@@ -33,7 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+if sys.version_info >= (3, 11):
+    from builtins import BaseExceptionGroup
+else:  # pragma: no cover - anyio depends on the backport on 3.10
+    from exceptiongroup import BaseExceptionGroup
+
 ROOT = Path(__file__).resolve().parent.parent
+# What a client session may raise when the daemon goes away under it (a stop, a crash test).
+SESSION_ERRORS = (Exception, BaseExceptionGroup)
 SERVER = ROOT / "mcp_server.py"
 READY_RE = re.compile(r"🟢 .*?(http://(\S+?):(\d+))")
 START_TIMEOUT_S = 180.0  # loading the model on a busy 2-core machine can be slow
