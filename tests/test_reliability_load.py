@@ -168,7 +168,7 @@ def test_eight_clients_mixed_load(tmp_path: Path) -> None:
     ops = CLIENTS * OPS
     print(f"\nLOAD clients={CLIENTS} ops={ops} took_s={took:.1f} ops_per_s={ops / took:.1f} errors={len(errors)} "
           f"recalls={len(lat)} idle_p95_ms={idle_p95:.1f} load_p95_ms={load_p95:.1f} "
-          f"ratio={load_p95 / idle_p95:.2f} writes_acked={len(acks['remember']) + len(acks['update'])} "
+          f"ratio={load_p95 / idle_p95:.2f} remembers={len(acks['remember'])} updates={len(acks['update'])} "
           f"forgets={len(acks['forget'])} relations={len(acks['relate'])}")
     # Timings on a shared 2-core machine are noise, so the 5x bound is asserted only when asked.
     if os.environ.get("RELIABILITY_ASSERT_LATENCY") == "1":
