@@ -620,8 +620,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": '已导入 {chunks} 个记忆版本（{chunks_skipped} 个已存在）、{entities} 个实体（{entities_skipped} 个已存在）、{aliases} 个别名、{relations} 个关系（{relations_skipped} 个已存在）；保留 {vectors} 个向量，{queued} 个排队等待生成向量',
     },
     "data.record_error": {
-        "en": '{where}: {error}',
-        "zh": '{where}：{error}',
+        "en": "{where}: {error}",
+        "zh": "{where} 出错：{error}",
     },
     "data.line": {
         "en": 'line {line}',
@@ -672,8 +672,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": '新存储 {created} 条，已存在 {existing} 条，新存储关系 {relations} 个，失败 {errors} 条',
     },
     "data.mcp_entity_only": {
-        "en": '{name}: {kind}',
-        "zh": '{name}：{kind}',
+        "en": "{name} is a {kind}",
+        "zh": "{name} 是一个 {kind}",
     },
     "data.help.db": {
         "en": 'the database file (default: MEMLANE_DB_PATH or ~/.memlane/memory.db)',
