@@ -106,7 +106,8 @@ def _secrets(text: str) -> Iterator[Finding]:
         for s, e in _plugin_spans(plugin, text):
             if kind == "jwt":
                 # The plugin's signature part is lazy (`*?`), so its match stops before the signature.
-                e = _JWT_TAIL.match(text, e).end()
+                tail = _JWT_TAIL.match(text, e)  # always matches (possibly empty)
+                e = tail.end() if tail else e
             yield Finding(kind, s, e)
     if any(True for _ in PrivateKeyDetector().analyze_string(text)):
         for m in _PEM_BEGIN.finditer(text):
