@@ -186,3 +186,38 @@ def test_an_embedder_that_raises_in_the_daemon(tmp_path: Path, monkeypatch: pyte
         finally:
             s.close()
     assert "injected embedder failure" in d.output() or "embedding failed" in d.output()
+
+
+def test_backup_while_the_daemon_writes_and_restore_refused_until_it_stops(tmp_path: Path) -> None:
+    scripts = daemon_util.ROOT / "scripts"
+
+    def run(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+        env = daemon_util.daemon_env(tmp_path / "home")
+        return subprocess.run([sys.executable, str(scripts / name), *args], env=env, capture_output=True,
+                              text=True, timeout=180)
+
+    with running_daemon(tmp_path) as d:
+        s = SyncSession(d)
+        try:
+            first = s.call("memory_remember", {"content": "Backed up while the daemon was running"})
+            assert first.ok
+            res = run("backup.py", "--db", str(d.db_path), "--dest", str(tmp_path / "bk"))
+            assert res.returncode == 0 and "quick_check ok" in res.stdout, res.stderr
+            later = s.call("memory_remember", {"content": "Written after the backup was taken"})
+            assert later.ok
+            backup = next((tmp_path / "bk").glob("memory-*.db"))
+            res = run("restore.py", str(backup), "--db", str(d.db_path))
+            assert res.returncode == 1
+            assert res.stderr.startswith("[unavailable] the daemon is running"), res.stderr
+            assert s.call("memory_history", {"id": later.data["chunk_id"]}).ok  # nothing was touched
+        finally:
+            s.close()
+    res = run("restore.py", str(backup), "--db", str(d.db_path))
+    assert res.returncode == 0, res.stderr
+    with running_daemon(tmp_path) as d2:
+        s = SyncSession(d2)
+        try:
+            assert s.call("memory_history", {"id": first.data["chunk_id"]}).ok
+            assert s.call("memory_history", {"id": later.data["chunk_id"]}).code == "not_found"
+        finally:
+            s.close()
