@@ -30,7 +30,7 @@ BASE_TIME = "2025-01-01T00:00:00+00:00"
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("path", nargs="?", default=str(Path(__file__).resolve().parents[2] / "shared/eval/bilingual-dev.json"))
+    ap.add_argument("path", help="a JSON file in the bilingual-dev format")
     ap.add_argument("--lanes", default="", help="comma-separated subset of vector,graph,meta,entity")
     ap.add_argument("--disable", default="", help="comma-separated techniques to switch off: " + ",".join(TECHNIQUES))
     ap.add_argument("--url", default="", help="a running daemon's MCP endpoint, e.g. http://127.0.0.1:8086/mcp")

@@ -21,7 +21,6 @@ import json
 import re
 import sys
 import time
-from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -111,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                     bar.update(1)
         backend.flush()
         ingest_s = time.perf_counter() - t_ingest
-        questions = [(ns, qa) for ns, s in zip(namespaces, samples) for qa in s["qa"]
+        questions = [(ns, qa) for ns, s in zip(namespaces, samples, strict=True) for qa in s["qa"]
                      if qa.get("category") in cats and qa.get("evidence")]
         for ns, qa in tqdm(questions, desc="recall", unit="q", file=sys.stderr):
             evidence = {e.strip() for ev in qa["evidence"] for e in str(ev).split(";") if e.strip()}
@@ -133,9 +132,9 @@ def main(argv: list[str] | None = None) -> int:
             return out
         for k in KS:
             top = [set(q["got"][:k]) for q in qs]
-            out[f"any@{k}"] = sum(bool(t & set(q["evidence"])) for t, q in zip(top, qs)) / len(qs)
-            out[f"frac@{k}"] = sum(len(t & set(q["evidence"])) / len(q["evidence"]) for t, q in zip(top, qs)) / len(qs)
-            out[f"all@{k}"] = sum(set(q["evidence"]) <= t for t, q in zip(top, qs)) / len(qs)
+            out[f"any@{k}"] = sum(bool(t & set(q["evidence"])) for t, q in zip(top, qs, strict=True)) / len(qs)
+            out[f"frac@{k}"] = sum(len(t & set(q["evidence"])) / len(q["evidence"]) for t, q in zip(top, qs, strict=True)) / len(qs)
+            out[f"all@{k}"] = sum(set(q["evidence"]) <= t for t, q in zip(top, qs, strict=True)) / len(qs)
         rr = []
         for q in qs:
             ranks = [i for i, d in enumerate(q["got"], 1) if d in q["evidence"]]
@@ -158,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nLoCoMo turn-level recall: {args.path}  lanes={','.join(lanes or LANE_NAMES)}  "
           f"disabled={','.join(disable) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
     print(table(["category"] + cols, rows))
-    print(f"\nfull table: any/frac/all @1/5/10 overall: "
+    print("\nfull table: any/frac/all @1/5/10 overall: "
           + "  ".join(f"{m}@{k}={fmt(overall.get(f'{m}@{k}', float('nan')))}" for m in ("any", "frac", "all") for k in KS))
     p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
     print(f"recall latency: p50 {p50:.1f} ms, p95 {p95:.1f} ms over {len(latencies)} queries; "
