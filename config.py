@@ -58,7 +58,7 @@ class Config:
     pii: str = "warn"  # warn | redact | reject
     backup_dir: Path | None = None
     # Recall-quality techniques (each switchable for ablation).
-    facts: bool = True
+    facts: bool = False  # measured: child-fact vectors lowered top-1 on both dev sets (docs/QUALITY.md)
     auto_entities: bool = True
     query_split: bool = True
     rerank: bool = True

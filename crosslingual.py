@@ -33,6 +33,7 @@ _lexicon: Lexicon | None = None
 class Lexicon:
     zh2en: dict[str, tuple[str, ...]]
     en2zh: dict[str, tuple[str, ...]]
+    common_en: frozenset[str]  # single English words CC-CEDICT writes in lower case (not names)
 
 
 def cedict_path() -> Path | None:
@@ -60,6 +61,7 @@ def _build(path: Path) -> Lexicon:
     freq = jieba.dt.FREQ
     zh2en: dict[str, list[str]] = {}
     en_cands: dict[str, list[tuple[int, int, str]]] = {}
+    common: set[str] = set()
     with path.open(encoding="utf-8") as fh:
         for line in fh:
             if line.startswith("#"):
@@ -78,6 +80,9 @@ def _build(path: Path) -> Lexicon:
             for idx, raw in enumerate(defs):
                 if _SKIP_DEF.match(raw.strip()):
                     continue
+                bare = re.sub(r"^to (be )?", "", _PARENS.sub(" ", raw).strip())
+                if re.fullmatch(r"[a-z][a-z'-]+", bare):
+                    common.add(bare)
                 d = _clean_def(raw)
                 if not d or len(d.split()) > 3:
                     continue
@@ -90,7 +95,14 @@ def _build(path: Path) -> Lexicon:
     for word, cands in en_cands.items():
         cands.sort()
         en2zh[word] = tuple(dict.fromkeys(c[2] for c in cands if c[1] < 0 or c[0] == 0))[:MAX_ZH_PER_WORD]
-    return Lexicon({k: tuple(v) for k, v in zh2en.items() if v}, {k: v for k, v in en2zh.items() if v})
+    return Lexicon({k: tuple(v) for k, v in zh2en.items() if v}, {k: v for k, v in en2zh.items() if v},
+                   frozenset(common))
+
+
+def common_english() -> frozenset[str] | None:
+    """Ordinary lowercase English words (from CC-CEDICT's glosses), or None without the lexicon."""
+    lex = lexicon()
+    return lex.common_en if lex else None
 
 
 def lexicon() -> Lexicon | None:
@@ -176,24 +188,44 @@ def interleave(lists: list[list[Any]]) -> list[Any]:
     """
     import statistics
 
-    pooled = [float(r[1]) for rows in lists for r in rows[:CALIBRATION_DEPTH]]
-    if len(pooled) < 2:
-        return [r for rows in lists for r in rows]
-    p_mean, p_std = statistics.fmean(pooled), statistics.pstdev(pooled) or 1e-6
-    merged: list[tuple[float, int, Any]] = []
-    for li, rows in enumerate(lists):
+    zs: list[list[float] | None] = []
+    for rows in lists:
         top = [float(r[1]) for r in rows[:CALIBRATION_DEPTH]]
         if len(top) >= MIN_CALIBRATION:
-            mean, std = statistics.fmean(top), statistics.pstdev(top) or p_std
+            mean, std = statistics.fmean(top), statistics.pstdev(top) or 1e-6
+            zs.append([(mean - float(r[1])) / std for r in rows])
         else:
-            mean, std = p_mean, p_std
-        for row in rows:
-            merged.append(((mean - float(row[1])) / std, li, row))
+            zs.append(None)
+    # A language with too few candidates to calibrate interleaves by rank with the best-calibrated one.
+    ref = max((z for z in zs if z is not None), key=len, default=None)
+    merged: list[tuple[float, int, Any]] = []
+    for li, rows in enumerate(lists):
+        z = zs[li]
+        for i, row in enumerate(rows):
+            if z is not None:
+                score = z[i]
+            elif ref is not None:
+                score = ref[min(i, len(ref) - 1)] - 1e-9
+            else:
+                score = -float(row[1])
+            merged.append((score, li, row))
     merged.sort(key=lambda x: (-x[0], x[1]))
     out: list[Any] = []
     seen: set[int] = set()
     for _, _, row in merged:
         if row[0] not in seen:
             seen.add(row[0])
+            out.append(row)
+    return out
+
+
+def best_per_parent(rows: list[Any], parents: dict[int, int]) -> list[Any]:
+    """KNN rows (rowid, distance), best first, with a memory's facts collapsed into its first row."""
+    seen: set[int] = set()
+    out = []
+    for row in rows:
+        key = parents.get(row[0], row[0])
+        if key not in seen:
+            seen.add(key)
             out.append(row)
     return out

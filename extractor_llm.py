@@ -12,6 +12,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from config import Config
@@ -63,11 +64,11 @@ def parse_facts(body: Any) -> list[Fact]:
     return out
 
 
-def _call(text: str, cfg: Config) -> list[Fact]:
+def _call(text: str, cfg: Config, environ: Mapping[str, str]) -> list[Fact]:
     import httpx
 
     headers = {"Content-Type": "application/json"}
-    key = os.environ.get(cfg.extractor_key_env, "") if cfg.extractor_key_env else ""
+    key = environ.get(cfg.extractor_key_env, "") if cfg.extractor_key_env else ""
     if key:
         headers["Authorization"] = f"Bearer {key}"
     payload = {"model": cfg.extractor_model or "default", "temperature": 0,
@@ -88,13 +89,18 @@ def _call(text: str, cfg: Config) -> list[Fact]:
     return parse_facts(body)
 
 
-def extract(text: str, cfg: Config, sleep: Any = time.sleep) -> tuple[list[Fact] | None, str]:
-    """(facts, "") on success; (None, reason) after every attempt failed, so the caller uses rules."""
+def extract(text: str, cfg: Config, sleep: Any = time.sleep,
+            environ: Mapping[str, str] | None = None) -> tuple[list[Fact] | None, str]:
+    """(facts, "") on success; (None, reason) after every attempt failed, so the caller uses rules.
+
+    The API key is read at call time from the variable named by `extractor_key_env` (never stored).
+    """
+    env = os.environ if environ is None else environ
     reason = ""
     attempts = 1 + max(0, cfg.extractor_retries)
     for attempt in range(attempts):
         try:
-            got = _call(text, cfg)
+            got = _call(text, cfg, env)
             # A single fact equal to the note adds nothing: the memory is that fact already.
             if len(got) == 1 and got[0].text.strip() == text.strip():
                 return [], ""

@@ -25,6 +25,7 @@ _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“‘(]?[A-Z0-9\u4e00-\u9fff])|(?<
 _CLAUSE_EN = re.compile(r";\s+|,?\s+and\s+(?=(?:he|she|they|i|we|[A-Z][a-z]+)\b)|,\s+(?=(?:but|while|whereas)\b)")
 _CLAUSE_ZH = re.compile(r"，|,(?=\S)")
 
+_LABEL = re.compile(r"^[A-Z][\w .'-]{0,40}:\s+(?=\S)")  # a speaker or topic label: "Caroline: …"
 _PRONOUN_EN = re.compile(r"^(she|he)(?:'s|’s)?\b|^(her|his)\b", re.I)
 _PRONOUN_ZH = re.compile(r"^(她|他)(的)?")
 
@@ -129,13 +130,22 @@ def extract(text: str) -> list[Fact]:
     pieces = [p for p in pieces if _big_enough(p)]
     if len(pieces) < 2:
         return []
+    label = _LABEL.match(text)
     out: list[Fact] = []
     person: str | None = None
     for p in pieces:
         fact = carry_pronoun(p, person)
         person = _named_person(fact) or person
-        if fact.strip() != text.strip():
-            out.append(Fact(fact.strip(" ;；,，"), kinds_of(fact)))
+        kinds = kinds_of(fact)
+        # Only a piece that states something a pattern recognizes is a fact; small talk is not.
+        if not kinds or fact.strip() == text.strip():
+            continue
+        fact = fact.strip(" ;；,，")
+        if label and not fact.startswith(label.group(0).strip()):
+            fact = label.group(0) + fact  # "Caroline: " stays with every fact of her turn
+        out.append(Fact(fact, kinds))
         if len(out) >= MAX_FACTS:
             break
+    if len(out) < 2 and not (out and len(pieces) >= 3):
+        return []  # one fact out of two pieces adds little beside the memory itself
     return list({f.text: f for f in out}.values())

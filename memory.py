@@ -562,7 +562,8 @@ class Memory:
         wanted: list[tuple[str, str | None, list[str]]] = list(explicit)
         if self.config.auto_entities:
             seen = {er.norm(n) for n, _, _ in explicit}
-            for m in er.extract_mentions(text):
+            common = xl.common_english() if self.config.lexical_precision else None
+            for m in er.extract_mentions(text, common):
                 if er.norm(m.name) not in seen:
                     wanted.append((m.name, m.kind, []))
         linked: dict[str, dict[str, Any]] = {}
@@ -727,15 +728,18 @@ class Memory:
                 db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
                            (seq, ns, int(live), lang, np.asarray(vec, dtype=np.float32).tobytes()))
                 db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
-        if self.config.supersession:
-            self._detect_supersession([r[0] for r in rows])  # quality: needs the vectors just written
+            if self.config.supersession:
+                # quality: needs the vectors just written; same transaction, so flush() sees the links too.
+                self._detect_supersession(db, [r[0] for r in rows])
         with self._queue_cv:
             self._queue_cv.notify_all()
         return len(rows)
 
-    def _detect_supersession(self, seqs: list[int]) -> None:
-        """quality: link an older memory as superseded by a newer neighbour that restates it with a new value."""
-        db = self._reader()
+    def _detect_supersession(self, db: Any, seqs: list[int]) -> None:
+        """quality: link an older memory as superseded by a newer neighbour that restates it with a new value.
+
+        Runs on the writer inside the embedding batch's transaction.
+        """
         for seq in seqs:
             row = db.execute("select c.id, c.namespace, c.content, c.valid_from, v.embedding from chunks c "
                              "join chunk_vec v on v.rowid = c.seq where c.seq = ? and c.kind = 'memory' "
@@ -757,9 +761,8 @@ class Memory:
                     break
             for old_id, old_content in olds:
                 if sup.supersedes(content, old_content):
-                    with self.atomic() as w:
-                        w.execute("update chunks set superseded_by = ? where id = ? and superseded_by is null",
-                                  (cid, old_id))
+                    db.execute("update chunks set superseded_by = ? where id = ? and superseded_by is null",
+                               (cid, old_id))
                     break
 
     # ------------------------------------------------------------ recall
@@ -905,6 +908,10 @@ class Memory:
                 f"select rowid, distance from chunk_vec where embedding match ? and k = ? and namespace = ?"
                 f"{live_clause} and lang = ?", (qv.tobytes(), k, plan.namespace, lang)).fetchall()
                 for lang in xl.lang_order(plan.query)]
+            if self.config.facts:
+                # Calibrate over memories, not over a memory's many facts: keep each memory's closest row.
+                parents = self._parents(db, {r[0] for rows_ in per_lang for r in rows_})
+                per_lang = [xl.best_per_parent(rows_, parents) for rows_ in per_lang]
             rows = xl.interleave(per_lang)
         else:
             rows = db.execute(

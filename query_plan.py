@@ -25,7 +25,7 @@ EN_STOP = frozenset(
     very can could would should will shall may might must have has had having about into over after before
     again once also just any some all each other such only own same both few more most s t don doesn didn isn
     aren wasn weren tell know please ever get got go going went make made let say said like one thing things
-    kind sort anything something way lot lots really much many long often usually currently now nowadays
+    kind sort anything something way lot lots really much many long often usually current currently now nowadays
     today days latest recently recent still yet ago already even well back up out off down via per
     happen happened think thought want wanted need needed use used using did does doing i'm i've i'd you're
     we're that's what's when's where's who's how's mr mrs ms""".split()

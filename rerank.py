@@ -27,8 +27,8 @@ CLASSES: dict[str, tuple[str, str]] = {
              "startup|firm|intern",
              "工作|任职|就职|职位|公司|上班|负责|担任|职业|跳槽|入职|上班|做什么|经理|工程师|医生|老师|打工|写后端|角色"),
     "decision": ("decide|decided|decision|chose|choose|chosen|picked|pick|settled|agreed|went with|selected|"
-                 "select|opted|ruled out|choice|plan|planned",
-                 "决定|选定|选了|选择|最后用|定了|采用|选型|没选|敲定|方案|拍板|作废"),
+                 "select|opted|ruled out|choice|plan|planned|switched to|switch to|migrated to|instead",
+                 "决定|选定|选了|选择|最后用|定了|采用|选型|没选|敲定|方案|拍板|作废|改用|换用|换成"),
     "fix": ("fix|fixed|fixes|patch|patched|resolve|resolved|solved|solve|root cause|cause|caused|bug|broke|"
             "broken|failing|flaky|leak|error|outage",
             "修复|解决|修好|根因|原因|查到|故障|事故|报错|泄漏|时好时坏|问题|导致"),

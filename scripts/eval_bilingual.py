@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("path", help="a JSON file in the bilingual-dev format")
     ap.add_argument("--lanes", default="", help="comma-separated subset of vector,graph,meta,entity")
     ap.add_argument("--disable", default="", help="comma-separated techniques to switch off: " + ",".join(TECHNIQUES))
+    ap.add_argument("--enable", default="", help="comma-separated techniques to switch on (e.g. facts)")
     ap.add_argument("--url", default="", help="a running daemon's MCP endpoint, e.g. http://127.0.0.1:8086/mcp")
     ap.add_argument("--token", default="")
     ap.add_argument("--db", default="")
@@ -42,13 +43,14 @@ def main(argv: list[str] | None = None) -> int:
 
     lanes = parse_list(args.lanes, LANE_NAMES, "lane") or None
     disable = parse_list(args.disable, TECHNIQUES, "technique")
+    enable = parse_list(args.enable, TECHNIQUES, "technique")
     data = json.loads(Path(args.path).read_text(encoding="utf-8"))
     mems = sorted(data["memories"], key=lambda m: m.get("valid_from") or "")
     ns = "bilingual-" + str(data.get("name", "set"))[:40].replace(" ", "_")
 
     from tqdm import tqdm
 
-    backend = make_backend(args.url or None, args.token or None, disable, args.db or None)
+    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable)
     id_of: dict[str, str] = {}
     results: list[dict[str, Any]] = []
     latencies: list[float] = []
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     metrics["overall"] = overall
     rows.append(["overall"] + [int(overall["n"]) if c == "n" else overall.get(c, float("nan")) for c in cols])
     print(f"\nbilingual recall: {args.path}  lanes={','.join(lanes or LANE_NAMES)}  "
-          f"disabled={','.join(disable) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
+          f"disabled={','.join(disable) or '-'}  enabled={','.join(enable) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
     print(table(["group"] + cols, rows))
     now = metrics.get("kind temporal_now", {})
     print(f"\nsuperseded version above the current one ('now' questions): {now.get('avoid_above', float('nan')):.1%}")
@@ -136,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {q['id']} [{q['kind']}/{q['lang']}] rank={r} want={q['expect']} avoid={q.get('avoid')} "
                       f"got={q['got'][:5]}  {q['query']}")
     if args.json:
-        payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable, "metrics": metrics,
+        payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable, "enabled": enable, "metrics": metrics,
                    "supersession": sup, "latency_ms": {"p50": p50, "p95": p95}}
         text = json.dumps(payload, indent=2, ensure_ascii=False)
         if args.json == "-":

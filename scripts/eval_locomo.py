@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--categories", default="1,2,3,4", help="question categories to ask (default 1,2,3,4)")
     ap.add_argument("--lanes", default="", help="comma-separated subset of vector,graph,meta,entity")
     ap.add_argument("--disable", default="", help="comma-separated techniques to switch off: " + ",".join(TECHNIQUES))
+    ap.add_argument("--enable", default="", help="comma-separated techniques to switch on (e.g. facts)")
     ap.add_argument("--url", default="", help="a running daemon's MCP endpoint, e.g. http://127.0.0.1:8086/mcp")
     ap.add_argument("--token", default="", help="bearer token for --url")
     ap.add_argument("--db", default="", help="database file for the in-process run (default: a temp file)")
@@ -82,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     cats = {int(c) for c in args.categories.split(",") if c.strip()}
     lanes = parse_list(args.lanes, LANE_NAMES, "lane") or None
     disable = parse_list(args.disable, TECHNIQUES, "technique")
+    enable = parse_list(args.enable, TECHNIQUES, "technique")
     samples = json.loads(Path(args.path).read_text(encoding="utf-8"))
     if isinstance(samples, dict):
         samples = [samples]
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from tqdm import tqdm
 
-    backend = make_backend(args.url or None, args.token or None, disable, args.db or None)
+    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable)
     per_q: list[dict[str, Any]] = []
     latencies: list[float] = []
     t_ingest = time.perf_counter()
@@ -155,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                                                             for k in cols] for c, m in by_cat.items()]
     rows.append(["overall"] + [int(overall["n"]) if k == "n" else overall.get(k, float("nan")) for k in cols])
     print(f"\nLoCoMo turn-level recall: {args.path}  lanes={','.join(lanes or LANE_NAMES)}  "
-          f"disabled={','.join(disable) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
+          f"disabled={','.join(disable) or '-'}  enabled={','.join(enable) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
     print(table(["category"] + cols, rows))
     print("\nfull table: any/frac/all @1/5/10 overall: "
           + "  ".join(f"{m}@{k}={fmt(overall.get(f'{m}@{k}', float('nan')))}" for m in ("any", "frac", "all") for k in KS))
@@ -167,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             if not set(q["got"][:10]) & set(q["evidence"]):
                 print(f"  miss [{q['category']}] {q['question']}  want={q['evidence']} got={q['got'][:5]}")
     if args.json:
-        payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable,
+        payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable, "enabled": enable,
                    "backend": args.url or "in-process", "overall": overall,
                    "by_category": {str(c): m for c, m in by_cat.items()},
                    "latency_ms": {"p50": p50, "p95": p95}, "ingest_s": ingest_s}

@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from i18n_messages import t  # noqa: E402
+
 # The recall-quality techniques that --disable can switch off (Config booleans of the same name).
 TECHNIQUES = ("facts", "auto_entities", "query_split", "rerank", "supersession", "crosslingual",
               "lexical_precision", "cooccurs")
@@ -30,20 +32,21 @@ def parse_list(raw: str | None, allowed: Sequence[str], what: str) -> list[str]:
     items = [x.strip() for x in raw.split(",") if x.strip()]
     bad = [x for x in items if x not in allowed]
     if bad:
-        raise SystemExit(f"unknown {what}: {', '.join(bad)}; choose from {', '.join(allowed)}")
+        raise SystemExit(t("quality.eval_bad_choice", what=what, got=", ".join(bad), allowed=", ".join(allowed)))
     return items
 
 
 class InProcess:
     """Memory in this process, on a fresh database in a temporary folder (or --db)."""
 
-    def __init__(self, disable: list[str], db: str | None = None) -> None:
+    def __init__(self, disable: list[str], db: str | None = None, enable: list[str] | None = None) -> None:
         from config import load_config
         from memory import Memory
 
         self._tmp = tempfile.TemporaryDirectory(prefix="memlane-eval-")
         home = self._tmp.name
-        overrides: dict[str, Any] = {name: False for name in disable}
+        overrides: dict[str, Any] = {name: True for name in enable or []}
+        overrides.update({name: False for name in disable})
         self.cfg = load_config({"HOME": home}, overrides=overrides)
         path = Path(db) if db else Path(home) / "eval.db"
         self.mem = Memory(path, config=self.cfg)
@@ -56,7 +59,7 @@ class InProcess:
 
     def flush(self) -> None:
         if not self.mem.flush(timeout=3600):
-            raise SystemExit("embedding queue did not drain within an hour")
+            raise SystemExit(t("quality.eval_no_drain", seconds=3600))
 
     def db(self) -> Any:
         return self.mem._reader()
@@ -120,7 +123,7 @@ class Remote:
             if not stats.get("pending_embeddings"):
                 return
             time.sleep(1)
-        raise SystemExit("the daemon's embedding queue did not drain within an hour")
+        raise SystemExit(t("quality.eval_no_drain", seconds=3600))
 
     def db(self) -> Any:
         return None
@@ -134,12 +137,13 @@ class Remote:
         self._loop.call_soon_threadsafe(self._loop.stop)
 
 
-def make_backend(url: str | None, token: str | None, disable: list[str], db: str | None) -> Any:
+def make_backend(url: str | None, token: str | None, disable: list[str], db: str | None,
+                 enable: list[str] | None = None) -> Any:
     if url:
-        if disable:
-            raise SystemExit("--disable works in-process only; configure the daemon instead")
+        if disable or enable:
+            raise SystemExit(t("quality.eval_remote_disable"))
         return Remote(url, token)
-    return InProcess(disable, db)
+    return InProcess(disable, db, enable)
 
 
 def percentile(values: Sequence[float], q: float) -> float:
