@@ -65,7 +65,8 @@ class Config:
     supersession: bool = True
     crosslingual: bool = True
     lexical_precision: bool = True  # lexical lanes keep only hits that match enough of the query
-    cooccurs: bool = True  # entities named together in one memory get a weighted co_occurs relation
+    cooccurs: bool = True
+    context_expansion: bool = True  # a strong hit lends score to the memories written just before/after it  # entities named together in one memory get a weighted co_occurs relation
     # Optional LLM fact extraction (off by default): any OpenAI-compatible endpoint.
     extractor: str = "rules"  # rules | openai
     extractor_url: str = "http://127.0.0.1:11434/v1"

@@ -28,17 +28,17 @@ from typing import Any
 import numpy as np
 
 import crosslingual as xl
-import facts as facts_mod
 import entity_resolve as er
+import facts as facts_mod
 import query_plan as qp
 import rerank as rr
 import supersession as sup
 import validate as v
 from config import Config, load_config
 from embedder import Embedder, make_embedder
-from i18n_messages import t as t_msg
 from errors import Conflict, InvalidArgument, MemlaneError, NotFound, TooLarge, Unavailable
 from fusion import fuse_parts as quality_fuse_parts
+from i18n_messages import t as t_msg
 
 __version__ = "0.1.0"
 
@@ -50,6 +50,7 @@ STOCK_BOOST = 0.05
 LANE_DEPTH = 50  # candidates each lane contributes to fusion
 RERANK_DEPTH = 50  # fused candidates the reranker looks at
 COOCCURS = "co_occurs"
+CONTEXT_HITS, CONTEXT_SHARE, CONTEXT_WINDOW_S = 5, 0.5, 120  # context expansion (quality)
 COOCCUR_MIN_WEIGHT = 0.75  # the graph walks a co_occurs edge once two memories name the pair
 COOCCUR_MAX = 8  # entities of one memory that get pairwise co_occurs relations (at most 28 pairs)
 SPECIFIC_MIN, SPECIFIC_SHARE = 20, 0.25  # an entity in more memories than both is not specific
@@ -1135,8 +1136,40 @@ class Memory:
             scores, ranks, matched_fact = quality_fuse_parts(lists)
         if self.config.rerank or self.config.supersession:
             scores = self._rerank(db, plan, scores)
-        order = sorted(scores, key=lambda s: (-scores[s], min(ranks[s].values()), -s))[:k]
+        if self.config.context_expansion:
+            scores, ranks = self._expand_context(db, plan, scores, ranks)
+        order = sorted(scores, key=lambda s: (-scores[s], min(ranks[s].values(), default=RRF_K), -s))[:k]
         return self._hydrate(db, order, scores, ranks, matched_fact)
+
+    def _expand_context(self, db: Any, plan: _Plan, scores: dict[int, float], ranks: dict[int, dict[str, int]]
+                        ) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
+        """quality: a strong hit lends part of its score to the memories stored just before and after it
+        in the same conversation (same namespace and source, written within CONTEXT_WINDOW_S)."""
+        top = sorted(scores, key=lambda s: -scores[s])[:CONTEXT_HITS]
+        if not top:
+            return scores, ranks
+        out, rk = dict(scores), dict(ranks)
+        for seq in top:
+            for nseq in self._neighbours(db, plan, seq):
+                gain = CONTEXT_SHARE * scores[seq]
+                if out.get(nseq, 0.0) < gain:
+                    out[nseq] = max(out.get(nseq, 0.0), gain)
+                    rk.setdefault(nseq, {})
+        return out, rk
+
+    def _neighbours(self, db: Any, plan: _Plan, seq: int) -> list[int]:
+        row = db.execute("select source, created_at from chunks where seq = ?", (seq,)).fetchone()
+        if not row:
+            return []
+        src, created = row
+        out = []
+        for op, order in (("<", "desc"), (">", "asc")):
+            n = db.execute(
+                f"select c.seq, c.created_at from chunks c where c.seq {op} ? and {plan.where} and c.kind = 'memory' "
+                f"and c.source is ? order by c.seq {order} limit 1", (seq, *plan.args, src)).fetchone()
+            if n and abs((datetime.fromisoformat(n[1]) - datetime.fromisoformat(created)).total_seconds()) <= CONTEXT_WINDOW_S:
+                out.append(n[0])
+        return out
 
     def _rerank(self, db: Any, plan: _Plan, scores: dict[int, float]) -> dict[int, float]:
         """quality: predicate-aware reranking of the fused top RERANK_DEPTH (rerank.py holds the logic)."""

@@ -150,7 +150,7 @@ def analyze(text: str) -> QueryInfo:
 # ---------------------------------------------------------------- lexical precision
 
 STRONG_FRACTION = 0.4  # a lexical hit must score at least this share of the best hit's score
-MIN_COVERAGE = 0.5  # a lexical hit must match at least this share of the query's idf-weighted words
+MIN_COVERAGE = 0.34  # a lexical hit must match at least this share of the query's idf-weighted words
 
 
 def idf_weights(total: int, dfs: tuple[int, ...] | list[int]) -> list[float]:

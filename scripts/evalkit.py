@@ -22,7 +22,7 @@ from i18n_messages import t  # noqa: E402
 
 # The recall-quality techniques that --disable can switch off (Config booleans of the same name).
 TECHNIQUES = ("facts", "auto_entities", "query_split", "rerank", "supersession", "crosslingual",
-              "lexical_precision", "cooccurs")
+              "lexical_precision", "cooccurs", "context_expansion")
 LANE_NAMES = ("vector", "graph", "meta", "entity")
 
 
