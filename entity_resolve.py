@@ -237,11 +237,11 @@ def extract_mentions(text: str, common_words: frozenset[str] | set[str] | None =
         add(Mention("@" + m.group(1), "person"))
     for m in _HASHTAG.finditer(text):
         add(Mention("#" + m.group(1).rstrip(".,;:!?"), "concept"))
-    for m in english_proper_nouns(text, common_words):
-        add(m)
+    for mention in english_proper_nouns(text, common_words):
+        add(mention)
     if has_cjk(text):
-        for m in chinese_mentions(text):
-            add(m)
+        for mention in chinese_mentions(text):
+            add(mention)
     return list(found.values())
 
 

@@ -298,6 +298,7 @@ class _LaneResult:
     seqs: list[int]
     ms: float
     matched_entities: list[tuple[str, str]] = field(default_factory=list)  # (entity_id, kind)
+    lane_scores: list[float] | None = None  # quality: equal scores share one rank in fusion
 
 
 # ---------------------------------------------------------------- the store
@@ -1049,7 +1050,8 @@ class Memory:
             f"join chunks c on c.seq = ce.chunk_seq where {plan.where} "
             f"group by c.seq order by s desc, c.importance desc, c.seq desc limit ?",
             (*wargs, *plan.args, plan.depth)).fetchall()
-        return _LaneResult([r[0] for r in rows], 0, [(m[0], m[1]) for m in matched])
+        return _LaneResult([r[0] for r in rows], 0, [(m[0], m[1]) for m in matched],
+                           [round(float(r[1]), 9) for r in rows] if self.config.lexical_precision else None)
 
     def _lane_graph(self, plan: _Plan, ent: _LaneResult, vec: _LaneResult) -> _LaneResult:
         """Walk up to 2 hops over live relations from the query's entities and the top vector hits'."""
@@ -1220,14 +1222,25 @@ class Memory:
         for lane, res in results.items():
             rank = 0
             seen: set[int] = set()
-            for seq in res.seqs:
+            last: tuple[float, int] | None = None  # (lane score, rank) of the previous hit
+            for i, seq in enumerate(res.seqs):
                 target = parents.get(seq, seq)
                 if target in seen:
                     continue
                 seen.add(target)
                 rank += 1
-                scores[target] += 1.0 / (RRF_K + rank)
-                ranks[target][lane] = rank
+                if res.lane_scores is not None:
+                    # quality: hits the lane cannot tell apart (same entity score) share the better rank,
+                    # so neither RRF nor the stock boost depends on an arbitrary tie order.
+                    if last is not None and res.lane_scores[i] == last[0]:
+                        rank_used = last[1]
+                    else:
+                        rank_used = rank
+                    last = (res.lane_scores[i], rank_used)
+                else:
+                    rank_used = rank
+                scores[target] += 1.0 / (RRF_K + rank_used)
+                ranks[target][lane] = rank_used
                 if target != seq:
                     matched_fact.setdefault(target, seq)
         if plan.stock_codes and "entity" in results:

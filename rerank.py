@@ -32,7 +32,7 @@ CLASSES: dict[str, tuple[str, str]] = {
     "fix": ("fix|fixed|fixes|patch|patched|resolve|resolved|solved|solve|root cause|cause|caused|bug|broke|"
             "broken|failing|flaky|leak|error|outage",
             "修复|解决|修好|根因|原因|查到|故障|事故|报错|泄漏|时好时坏|问题|导致"),
-    "buy": ("buy|buying|bought|purchase|purchased|position|entry|entered|adding|add|accumulate|long|shares",
+    "buy": ("buy|buying|bought|purchase|purchased|position|entry|entered|adding|add|accumulate|long|shares|pay|paid",
             "建仓|买入|加仓|买|入场|持仓|开仓|股"),
     "sell": ("sell|selling|sold|trim|trimmed|reduce|reduced|exit|exited|dump|cut|lose|lost|loss",
              "减仓|卖出|清仓|卖|抛|止损|亏"),
@@ -131,7 +131,9 @@ def rerank_score(info: QueryInfo, q_classes: frozenset[str], hit: Candidate, sco
         bonus += W_NUMBER
     if info.wants_now and hit.newest_in_class:
         bonus += W_NOW
-    if hit.superseded:
+    if hit.superseded and info.wants_now:
+        # Asked about the present: an old version drops. Otherwise it keeps its place (the caller
+        # still ranks it below the memory that superseded it), so "where did I live in 2019" works.
         bonus -= W_SUPERSEDED
     if info.proper_nouns:
         low = text.casefold()
