@@ -128,3 +128,24 @@ def test_acronym_entity_links(mem) -> None:  # type: ignore[no-untyped-def]
     r = mem.remember("爱丽丝在柏林的 SAP 工作。")
     names = {e["name"] for e in r["entities"]}
     assert {"SAP", "爱丽丝"} <= names
+
+
+def test_tied_entity_hits_share_a_rank_and_the_stock_boost(mem) -> None:  # type: ignore[no-untyped-def]
+    entry = mem.remember("sh600089 特变电工 建仓 18.96，先买 2000 股，止损放 17.5。", valid_from="2025-11-03T00:00:00Z")
+    later = mem.remember("sh600089 涨上来了，止损从 17.5 上移到 18.2。", valid_from="2025-12-10T00:00:00Z")
+    mem.flush()
+    res = mem.recall("600089.SH 建仓价", top_k=2)
+    by_id = {h["chunk_id"]: h for h in res["hits"]}
+    assert by_id[entry["chunk_id"]]["ranks"]["entity"] == by_id[later["chunk_id"]]["ranks"]["entity"] == 1
+    assert res["hits"][0]["chunk_id"] == entry["chunk_id"]  # decided by content, not by which was newer
+
+
+def test_superseded_version_still_answers_a_historical_question(mem) -> None:  # type: ignore[no-untyped-def]
+    old = mem.remember("I live in Berlin and work for a logistics software company.", valid_from="2019-06-01T00:00:00Z")
+    mem.flush()
+    new = mem.remember("I moved to Lisbon and now work remotely for a fintech startup.", valid_from="2025-03-15T00:00:00Z")
+    for text in ("Dentist appointment on November 12.", "I like dark-roast coffee.", "Staging lives in eu-west-1."):
+        mem.remember(text)
+    mem.flush()
+    ids = _ids(mem.recall("Which city did I live in in 2019?", top_k=3))
+    assert old["chunk_id"] in ids and ids.index(old["chunk_id"]) == ids.index(new["chunk_id"]) + 1
