@@ -18,7 +18,7 @@ import entity_resolve as er
 
 MAX_GLOSSES_PER_WORD = 3  # English keywords kept per Chinese word (its first, most common senses)
 MAX_ZH_PER_WORD = 3  # Chinese words kept per English keyword
-MAX_TRANSLATED_TERMS = 24
+MAX_TRANSLATED_TERMS = 10  # bounds the bridge: each Chinese word costs a LIKE test per Chinese row
 
 _SKIP_DEF = re.compile(r"^(CL:|surname |variant of|old variant|see |abbr\. |also written|used in |"
                        r"Japanese variant|erhua variant|(old )?name of|pr\. |\(Tw\)|\(Internet slang\))", re.I)
@@ -229,3 +229,54 @@ def best_per_parent(rows: list[Any], parents: dict[int, int]) -> list[Any]:
             seen.add(key)
             out.append(row)
     return out
+
+
+# ---------------------------------------------------------------- lexicon bridge over vector candidates
+
+
+def term_groups(latin: list[str], cjk: list[str]) -> list[tuple[str, ...]]:
+    """One group of translations per query word: English keywords for a Chinese word, Chinese words for an
+    English one. A candidate matches a group when it contains any of the group's translations."""
+    groups: list[tuple[str, ...]] = []
+    for w in cjk:
+        en = to_english([w])
+        if en:
+            groups.append(tuple(en[:MAX_GLOSSES_PER_WORD * 2]))
+    for w in latin:
+        zh = to_chinese([w])
+        if zh:
+            groups.append(tuple(zh[:MAX_ZH_PER_WORD]))
+    return groups[:12]
+
+
+def _contains(text_cf: str, term: str) -> bool:
+    if er.has_cjk(term):
+        return term in text_cf
+    return re.search(r"\b" + re.escape(term), text_cf) is not None  # a prefix: deploy ~ deployed
+
+
+def bridge_rank(rows: list[tuple[int, str]], groups: list[tuple[str, ...]], min_coverage: float) -> list[int]:
+    """Candidates (seq, content) ranked by the idf-weighted share of translated query words they contain.
+
+    Document frequencies come from the candidates themselves, so a translation found in most of them
+    (a common word) weighs little; a candidate must cover `min_coverage` of the weight to be kept.
+    """
+    import math
+
+    if not rows or not groups:
+        return []
+    texts = [(seq, content.casefold()) for seq, content in rows]
+    hits = [[any(_contains(t, term) for term in g) for g in groups] for _, t in texts]
+    n = len(texts)
+    dfs = [sum(h[i] for h in hits) for i in range(len(groups))]
+    weights = [math.log(1 + (n - d + 0.5) / (d + 0.5)) if d else 0.0 for d in dfs]
+    total = sum(weights)
+    if total <= 0:
+        return []
+    scored = []
+    for (seq, _), h in zip(texts, hits, strict=True):
+        score = sum(w for w, hit in zip(weights, h, strict=True) if hit)
+        if score > 0 and score >= min_coverage * total:
+            scored.append((score, seq))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    return [seq for _, seq in scored]

@@ -50,6 +50,8 @@ STOCK_BOOST = 0.05
 LANE_DEPTH = 50  # candidates each lane contributes to fusion
 RERANK_DEPTH = 50  # fused candidates the reranker looks at
 COOCCURS = "co_occurs"
+BRIDGE_DEPTH = 12  # vector candidates the lexicon bridge checks
+BRIDGE_COVERAGE = 0.5  # a candidate must contain translations worth half the query words' weight
 XL_DEPTH_FACTOR = 4  # the cross-lingual KNN reads this many times the lane depth, then splits by language
 LIKE_SCAN_LIMIT = 20000  # matching rows a 2-character CJK lookup reads at most
 CONTEXT_HITS, CONTEXT_SHARE, CONTEXT_WINDOW_S = 5, 0.5, 120  # context expansion (quality)
@@ -872,6 +874,12 @@ class Memory:
                 results[name] = fut.result()
             else:
                 fut.result()
+        if self.config.crosslingual and "meta" in results and "vector" in futures:
+            # quality: translated query words found in vector candidates join the lexical list.
+            bridge = self._bridge(plan, futures["vector"].result())
+            if bridge:
+                meta = results["meta"]
+                meta.seqs = _rrf_merge([x for x in (meta.seqs, bridge) if x])[: plan.depth]
         wall = (time.perf_counter() - t0) * 1000
         return {name: results[name] for name in LANES if name in results}, wall
 
@@ -945,13 +953,24 @@ class Memory:
         db = self._reader()
         precise = self.config.lexical_precision
         latin, cjk = qp.content_terms(plan.query) if precise else lexical_terms(plan.query)
-        lists = [self._lexical(db, plan, latin, cjk, precise)]
-        if self.config.crosslingual:
-            # quality: the bilingual lexicon bridges the query's words into the other language.
-            en, zh = xl.to_english(cjk), xl.to_chinese(latin)
-            if en or zh:
-                lists.append(self._lexical(db, plan, en, zh, True, zh_rows_only=True))
-        return _LaneResult(_rrf_merge([x for x in lists if x])[: plan.depth], 0)
+        return _LaneResult(self._lexical(db, plan, latin, cjk, precise)[: plan.depth], 0)
+
+    def _bridge(self, plan: _Plan, vec: _LaneResult) -> list[int]:
+        """quality: the bilingual lexicon checked against the vector lane's candidates (no extra scan):
+        candidates that contain translations of the query's words, ranked by idf-weighted coverage."""
+        seqs = vec.seqs[:BRIDGE_DEPTH]
+        if not seqs:
+            return []
+        latin, cjk = qp.content_terms(plan.query)
+        groups = xl.term_groups(latin, cjk)
+        if not groups:
+            return []
+        db = self._reader()
+        marks = ",".join("?" * len(seqs))
+        rows = db.execute(f"select seq, content from chunks where seq in ({marks})", seqs).fetchall()
+        order = {s: i for i, s in enumerate(seqs)}
+        rows.sort(key=lambda r: order[r[0]])
+        return xl.bridge_rank(rows, groups, BRIDGE_COVERAGE)
 
     def _lexical(self, db: Any, plan: _Plan, latin: list[str], cjk: list[str], precise: bool,
                  zh_rows_only: bool = False) -> list[int]:
