@@ -58,16 +58,20 @@ class Config:
     pii: str = "warn"  # warn | redact | reject
     backup_dir: Path | None = None
     # Recall-quality techniques (each switchable for ablation).
-    facts: bool = False  # measured: child-fact vectors lowered top-1 on both dev sets (docs/QUALITY.md)
+    # Atomic facts as child chunks. Off: bilingual-dev top-1 0.750 -> 0.711 with them (locomo-dev any@10
+    # 0.687 -> 0.700); see docs/QUALITY.md.
+    facts: bool = False
     auto_entities: bool = True
     query_split: bool = True
     rerank: bool = True
     supersession: bool = True
     crosslingual: bool = True
     lexical_precision: bool = True  # lexical lanes keep only hits that match enough of the query
-    cooccurs: bool = True  # entities named together in one memory get a weighted co_occurs relation
+    # Entities named together get a weighted co_occurs relation. Off: locomo-dev any@10 0.687 on vs 0.700 off,
+    # no change on bilingual-dev (docs/QUALITY.md).
+    cooccurs: bool = False
     # A strong hit lends half its score to the memories written just before/after it (one conversation).
-    # Off: +0.013 any@10 on locomo-dev, nothing on bilingual-dev, and risky where neighbours are unrelated.
+    # Off: no gain on either dev set in the final runs, and risky where neighbouring memories are unrelated.
     context_expansion: bool = False
     # Optional LLM fact extraction (off by default): any OpenAI-compatible endpoint.
     extractor: str = "rules"  # rules | openai

@@ -59,7 +59,13 @@ def test_speaker_name_does_not_flood_the_entity_lane(mem) -> None:  # type: igno
     assert res["hits"][0]["chunk_id"] == target["chunk_id"]
 
 
-def test_cooccurs_relation_with_growing_weight(mem) -> None:  # type: ignore[no-untyped-def]
+def test_cooccurs_off_by_default(mem) -> None:  # type: ignore[no-untyped-def]
+    mem.remember("Priya Nair reviewed the Ledgerly design.")
+    assert mem.stats()["relations"] == 0
+
+
+def test_cooccurs_relation_with_growing_weight(mem_with) -> None:  # type: ignore[no-untyped-def]
+    mem = mem_with(cooccurs=True)
     mem.remember("Priya Nair reviewed the Ledgerly design.")
     mem.remember("Priya Nair owns the Ledgerly on-call rotation.")
     g = mem.graph_query("Priya Nair")
