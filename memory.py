@@ -348,6 +348,9 @@ class Memory:
         self._worker: threading.Thread | None = None
         if start_worker:
             self.start_worker()
+        if self.config.crosslingual or self.config.lexical_precision:
+            # quality: build the CC-CEDICT lexicon (a few seconds, once per process) off the request path.
+            threading.Thread(target=xl.lexicon, name="memlane-lexicon", daemon=True).start()
 
     # ------------------------------------------------------------ lifecycle
 
