@@ -975,8 +975,7 @@ class Memory:
         rows.sort(key=lambda r: order[r[0]])
         return xl.bridge_rank(rows, groups, BRIDGE_COVERAGE)
 
-    def _lexical(self, db: Any, plan: _Plan, latin: list[str], cjk: list[str], precise: bool,
-                 zh_rows_only: bool = False) -> list[int]:
+    def _lexical(self, db: Any, plan: _Plan, latin: list[str], cjk: list[str], precise: bool) -> list[int]:
         lists: list[list[int]] = []
         for table, words in (("chunks_fts", latin), ("chunks_tri", [w for w in cjk if len(w) >= 3])):
             if not words:
@@ -999,10 +998,8 @@ class Memory:
                 cols = ", ".join("(c.content like ? escape '\\')" for _ in short_words)
                 any_sql = " or ".join("c.content like ? escape '\\'" for _ in short_words)
                 total = db.execute(f"select count(*) from chunks c where {plan.where}", plan.args).fetchone()[0]
-                # Translated Chinese words can only match Chinese rows: test the cheap lang column first.
-                lang_sql = "c.lang = 'zh' and " if zh_rows_only else ""
                 rows = db.execute(
-                    f"select c.seq, {cols} from chunks c where {lang_sql}{plan.where} and ({any_sql}) limit ?",
+                    f"select c.seq, {cols} from chunks c where {plan.where} and ({any_sql}) limit ?",
                     (*pats, *plan.args, *pats, LIKE_SCAN_LIMIT)).fetchall()
                 lists.append(qp.rank_like_rows(rows, total, plan.depth))
             else:

@@ -149,7 +149,6 @@ def analyze(text: str) -> QueryInfo:
 
 # ---------------------------------------------------------------- lexical precision
 
-STRONG_FRACTION = 0.4  # a lexical hit must score at least this share of the best hit's score
 MIN_COVERAGE = 0.34  # a lexical hit must match at least this share of the query's idf-weighted words
 
 
@@ -159,20 +158,6 @@ def idf_weights(total: int, dfs: tuple[int, ...] | list[int]) -> list[float]:
 
     n = max(1, int(total or 0))
     return [round(max(0.05, math.log(1 + (n - (d or 0) + 0.5) / ((d or 0) + 0.5))), 4) for d in dfs]
-
-
-def keep_strong(rows: list[tuple[int, float]] | list[Any], fraction: float = STRONG_FRACTION) -> list[int]:
-    """Rows of (seq, bm25) best first (bm25 negative, lower is better): keep those near the best.
-
-    A lexical list that matched one common word in every memory is noise; RRF would weigh its ranks
-    like a real match, so a hit far below the best lexical score is dropped.
-    """
-    if not rows:
-        return []
-    best = float(rows[0][1])
-    if best >= 0:
-        return [r[0] for r in rows]
-    return [r[0] for r in rows if float(r[1]) <= best * fraction]
 
 
 def rank_like_rows(rows: list[Any], total: int, depth: int) -> list[int]:
