@@ -92,21 +92,23 @@ class Remote:
         from contextlib import AsyncExitStack
 
         from mcp import ClientSession
-        from mcp.client.streamable_http import streamablehttp_client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
 
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
         self._stack = AsyncExitStack()
-        read, write, _ = await self._stack.enter_async_context(streamablehttp_client(self.url, headers=headers))
-        self._session = await self._stack.enter_async_context(ClientSession(read, write))
+        client = await self._stack.enter_async_context(create_mcp_http_client(headers=headers))
+        streams = await self._stack.enter_async_context(streamable_http_client(self.url, http_client=client))
+        self._session = await self._stack.enter_async_context(ClientSession(streams[0], streams[1]))
         await self._session.initialize()
 
     async def _call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         res = await self._session.call_tool(tool, args)
-        if res.isError:
+        if res.is_error:
             text = " ".join(getattr(c, "text", "") for c in res.content)
-            raise SystemExit(f"{tool} failed: {text}")
-        if res.structuredContent:
-            return dict(res.structuredContent)
+            raise SystemExit(f"{tool}: {text}")  # the daemon's own "[code] message", already localized
+        if res.structured_content:
+            return dict(res.structured_content)
         return json.loads(res.content[0].text)
 
     def remember(self, **kw: Any) -> dict[str, Any]:
