@@ -1200,12 +1200,14 @@ class Memory:
         if parts:
             lists = [(scores, ranks, matched_fact)] + [self._fuse_scores(db, p, r) for p, r in parts]
             scores, ranks, matched_fact = quality_fuse_parts(lists)
+        # The contract's `score` is the fused RRF score; reranking only decides the order (final_score).
+        rrf = dict(scores)
         if self.config.rerank or self.config.supersession:
             scores = self._rerank(db, plan, scores)
         if self.config.context_expansion:
             scores, ranks = self._expand_context(db, plan, scores, ranks)
         order = sorted(scores, key=lambda s: (-scores[s], min(ranks[s].values(), default=RRF_K), -s))[:k]
-        return self._hydrate(db, order, scores, ranks, matched_fact)
+        return self._hydrate(db, order, rrf, scores, ranks, matched_fact)
 
     def _expand_context(self, db: Any, plan: _Plan, scores: dict[int, float], ranks: dict[int, dict[str, int]]
                         ) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
@@ -1338,7 +1340,8 @@ class Memory:
             f"select distinct chunk_seq from chunk_entities where chunk_seq in ({m1}) and entity_id in ({m2})",
             (*seqs, *entity_ids))}
 
-    def _hydrate(self, db: Any, order: list[int], scores: dict[int, float], ranks: dict[int, dict[str, int]],
+    def _hydrate(self, db: Any, order: list[int], rrf: dict[int, float], scores: dict[int, float],
+                 ranks: dict[int, dict[str, int]],
                  matched_fact: dict[int, int]) -> list[dict[str, Any]]:
         if not order:
             return []
@@ -1357,7 +1360,8 @@ class Memory:
         for seq in order:
             r = rows[seq]
             hit = {
-                "chunk_id": r[1], "content": r[2], "score": round(scores[seq], 6),
+                "chunk_id": r[1], "content": r[2], "score": round(rrf.get(seq, 0.0), 6),
+                "final_score": round(scores[seq], 6),
                 "ranks": {lane: ranks[seq][lane] for lane in LANES if lane in ranks[seq]},
                 "source": r[3], "importance": r[4], "tags": json.loads(r[5]), "metadata": json.loads(r[6]),
                 "entities": ents.get(seq, []), "created_at": r[7], "valid_from": r[8], "valid_until": r[9],
