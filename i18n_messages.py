@@ -965,6 +965,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "• systemd --user service {unit} enabled and (re)started; logs: {log}. Status: systemctl --user status memlane",
         "zh": "• 已启用并（重新）启动 systemd --user 服务 {unit}；日志：{log}。查看状态：systemctl --user status memlane",
     },
+    "install.health_timer": {
+        "en": "• daily health check scheduled: {what}; it appends to {log}",
+        "zh": "• 已安排每日健康检查：{what}；结果追加到 {log}",
+    },
     "install.service_launchd": {
         "en": "• launchd agent ai.memlane.mcp loaded from {plist}; logs: {log}. Status: launchctl print gui/$(id -u)/ai.memlane.mcp",
         "zh": "• 已从 {plist} 加载 launchd 代理 ai.memlane.mcp；日志：{log}。查看状态：launchctl print gui/$(id -u)/ai.memlane.mcp",
