@@ -733,6 +733,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "only this namespace",
         "zh": "仅此命名空间",
     },
+    "data.help.into_namespace": {
+        "en": "the namespace to import into (default: default)",
+        "zh": "导入到哪个命名空间（默认：default）",
+    },
     "data.help.import": {
         "en": "Import a memlane JSON Lines export; running it twice changes nothing.",
         "zh": "导入 memlane 的 JSON Lines 导出文件；重复执行不会有任何改变。",
