@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 import entity_resolve as er
+import search_index as si
 import validate as v
 from config import Config, load_config
 from embedder import Embedder, make_embedder
@@ -324,6 +325,7 @@ class Memory:
         self._pool = ThreadPoolExecutor(max_workers=6, thread_name_prefix="memlane-lane")
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._qcache_lock = threading.Lock()
+        self._ns_counts: dict[str, tuple[float, int]] = {}  # namespace -> (monotonic time, live chunks)
         self._queue_cv = threading.Condition()
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
@@ -516,6 +518,9 @@ class Memory:
         db.execute("insert into chunks_fts(rowid, content, tags, source, metadata) values (?,?,?,?,?)",
                    (seq, text, tags_json, source or "", meta_json))
         db.execute("insert into chunks_tri(rowid, content) values (?,?)", (seq, text))
+        bigrams = si.cjk_bigrams(text)
+        if bigrams:
+            db.execute("insert into chunks_bi(rowid, bigrams) values (?,?)", (seq, bigrams))
         db.execute("insert into embed_queue(chunk_seq, enqueued_at) values (?, ?)", (seq, now))
         return cid, seq
 
@@ -658,8 +663,10 @@ class Memory:
                 if not still:
                     continue
                 db.execute("delete from chunk_vec where rowid = ?", (seq,))
+                blob = np.asarray(vec, dtype=np.float32).tobytes()
                 db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
-                           (seq, ns, int(live), lang, np.asarray(vec, dtype=np.float32).tobytes()))
+                           (seq, ns, int(live), lang, blob))
+                si.write_vector(db, seq, ns, bool(live), blob)
                 db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
         with self._queue_cv:
             self._queue_cv.notify_all()
@@ -769,6 +776,18 @@ class Memory:
         wall = (time.perf_counter() - t0) * 1000
         return {name: results[name] for name in LANES if name in results}, wall
 
+    def _live_count(self, db: Any, namespace: str, exact_below: int = si.COARSE_MIN_CHUNKS) -> int:
+        """Live chunks in a namespace: exact below `exact_below`, else recounted at most every 30 s,
+        since the count walks the namespace's index (tens of ms at 1M)."""
+        now = time.monotonic()
+        cached = self._ns_counts.get(namespace)
+        if cached is None or cached[1] < exact_below or now - cached[0] > 30.0:
+            n = db.execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null",
+                           (namespace,)).fetchone()[0]
+            cached = (now, int(n))
+            self._ns_counts[namespace] = cached
+        return cached[1]
+
     def _timed(self, fn: Callable[..., _LaneResult], *args: Any) -> _LaneResult:
         t0 = time.perf_counter()
         res = fn(*args)
@@ -797,6 +816,8 @@ class Memory:
         db = self._reader()
         live_only = not plan.as_of and not plan.include_history
         filtered = bool(plan.filter_sql) or not live_only
+        if not filtered and self._live_count(db, plan.namespace, exact_below=0) >= si.COARSE_MIN_CHUNKS:
+            return _LaneResult(si.coarse_knn(db, plan.namespace, qv, plan.depth), 0)
         k = min(4096, plan.depth * (8 if filtered else 1))
         live_clause = " and live = 1" if live_only else ""
         rows = db.execute(
@@ -840,13 +861,15 @@ class Memory:
                 f"where chunks_tri match ? and {plan.where} order by bm25(chunks_tri) limit ?",
                 (match, *plan.args, plan.depth))])
         if short_words:
-            # Trigram FTS cannot match two characters; a LIKE scan of this namespace can, escaped.
+            # Trigram FTS cannot match two characters: the bigram index finds the candidates, and
+            # LIKE (escaped) on those rows only scores them as before (words matched, importance).
             score_sql = " + ".join("(c.content like ? escape '\\')" for _ in short_words)
             pats = [f"%{escape_like(w)}%" for w in short_words]
             lists.append([r[0] for r in db.execute(
-                f"select c.seq, ({score_sql}) as s from chunks c where {plan.where} and s > 0 "
+                f"select c.seq, ({score_sql}) as s from chunks_bi b join chunks c on c.seq = b.rowid "
+                f"where chunks_bi match ? and {plan.where} and s > 0 "
                 f"order by s desc, c.importance desc, c.seq desc limit ?",
-                (*pats, *plan.args, plan.depth))])
+                (*pats, si.bigram_match(short_words), *plan.args, plan.depth))])
         return _LaneResult(_rrf_merge(lists)[: plan.depth], 0)
 
     def _match_entities(self, db: Any, plan: _Plan) -> list[tuple[str, str, str]]:
@@ -869,8 +892,7 @@ class Memory:
             return _LaneResult([], 0)
         ids = [m[0] for m in matched]
         marks = ",".join("?" * len(ids))
-        total = db.execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null",
-                           (plan.namespace,)).fetchone()[0] or 1
+        total = self._live_count(db, plan.namespace) or 1
         df = dict(db.execute(
             f"select entity_id, count(*) from chunk_entities where entity_id in ({marks}) group by entity_id", ids))
         # Specificity: an entity in nearly every memory (the user's own name) says little.
@@ -1129,6 +1151,7 @@ class Memory:
         for s in [seq, *children]:
             db.execute("update chunks set valid_until = ?, forgotten_reason = ? where seq = ?", (now, reason, s))
             db.execute("update chunk_vec set live = 0 where rowid = ?", (s,))
+            db.execute("update chunk_vec_bit set live = 0 where rowid = ?", (s,))
         if reason is not None:
             db.execute("update relations set valid_until = ?, forgotten_reason = ? "
                        "where chunk_id = ? and valid_until is null", (now, reason or "evidence forgotten", chunk_id))
