@@ -273,7 +273,9 @@ class _Plan:
 
     @property
     def where(self) -> str:
-        return f"c.namespace = ? and {self.validity_sql}{self.filter_sql}"
+        # `+c.namespace`: never drive a lane from the (namespace, valid_until) index, which walks the
+        # whole namespace; FTS, entity and id lookups find the rows, this only filters them.
+        return f"+c.namespace = ? and {self.validity_sql}{self.filter_sql}"
 
     @property
     def args(self) -> list[Any]:
@@ -937,7 +939,7 @@ class Memory:
             marks = ",".join("?" * len(part))
             rows = db.execute(
                 f"select r.subject_id, r.object_id, r.confidence, r.chunk_id from relations r "
-                f"where r.namespace = ? and {rel_valid} and (r.subject_id in ({marks}) or r.object_id in ({marks})) "
+                f"where +r.namespace = ? and {rel_valid} and (r.subject_id in ({marks}) or r.object_id in ({marks})) "
                 f"order by r.confidence desc limit 2000",
                 (plan.namespace, *rel_args, *part, *part)).fetchall()
             nxt = set()
