@@ -664,11 +664,7 @@ class Memory:
                 still = db.execute("select 1 from embed_queue where chunk_seq = ?", (seq,)).fetchone()
                 if not still:
                     continue
-                db.execute("delete from chunk_vec where rowid = ?", (seq,))
-                blob = np.asarray(vec, dtype=np.float32).tobytes()
-                db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
-                           (seq, ns, int(live), lang, blob))
-                si.write_vector(db, seq, ns, bool(live), blob)
+                si.write_vector(db, seq, ns, bool(live), lang, np.asarray(vec, dtype=np.float32).tobytes())
                 db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
         with self._queue_cv:
             self._queue_cv.notify_all()

@@ -45,15 +45,22 @@ def bigram_match(words: list[str]) -> str:
     return " OR ".join(f'"{bigram_token(w)}"' for w in words)
 
 
-def write_vector(db: Any, seq: int, namespace: str, live: bool, vec: bytes) -> None:
-    """Store the coarse (sign bits) and the rescoring (float32) copies of one chunk's vector."""
-    db.execute("delete from chunk_vec_bit where rowid = ?", (seq,))
+def write_vector(db: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes) -> None:
+    """Store one chunk's vector three ways: exact (chunk_vec), coarse sign bits (chunk_vec_bit) and
+    float32 for rescoring (chunk_vec_f32). Re-embedding replaces all three."""
+    # A vec0 delete of a rowid that is not there costs ~1 ms (measured), so look in the plain table first.
+    if db.execute("select 1 from chunk_vec_f32 where seq = ?", (seq,)).fetchone():
+        db.execute("delete from chunk_vec where rowid = ?", (seq,))
+        db.execute("delete from chunk_vec_bit where rowid = ?", (seq,))
+        db.execute("delete from chunk_vec_f32 where seq = ?", (seq,))
+    db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?, ?, ?, ?, ?)",
+               (seq, namespace, int(live), lang, vec))
     db.execute(
         "insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) "
         "values (?, ?, ?, ?, vec_quantize_binary(?))",
         (seq, namespace, seq % BUCKETS, int(live), vec),
     )
-    db.execute("insert or replace into chunk_vec_f32(seq, embedding) values (?, ?)", (seq, vec))
+    db.execute("insert into chunk_vec_f32(seq, embedding) values (?, ?)", (seq, vec))
 
 
 def coarse_knn(db: Any, namespace: str, qv: np.ndarray, depth: int) -> list[int]:

@@ -24,6 +24,7 @@ import platform
 import random
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -337,9 +338,7 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
                 linked = mem._link_entities(db, NS, seq, text, ents, now)
                 blob = vec.tobytes()
                 db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
-                db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
-                           (seq, NS, 1, it["lang"], blob))
-                si.write_vector(db, seq, NS, True, blob)
+                si.write_vector(db, seq, NS, True, it["lang"], blob)  # what the embedding worker does
                 if it["relation"] and it["relation"] not in seen_rel:
                     seen_rel.add(it["relation"])
                     s, p, o = it["relation"]
@@ -888,6 +887,8 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.chunks <= 5_000_000 or not 1 <= args.queries <= 100_000 or not 1 <= args.acks <= 100_000:
         print(t("bench.bad_args"), file=sys.stderr)
         return 2
+    # A SIGTERM must still run the cleanup below (the default handler would skip `finally`).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.coarse_min is not None:
         si.COARSE_MIN_CHUNKS = args.coarse_min
     workdir = Path(tempfile.mkdtemp(prefix="memlane-bench-", dir=args.tmpdir))
