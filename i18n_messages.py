@@ -303,6 +303,86 @@ MESSAGES: dict[str, dict[str, str]] = {
     # --- ui (section owned by dashboard) ---
     # (end of ui)
     # --- install (section owned by install script and hooks) ---
+    "install.lint_missing": {
+        "en": "pre-commit: {tool} is not installed, so it was skipped; install it with: pip install {tool}",
+        "zh": "pre-commit：未安装 {tool}，已跳过该检查；请运行 pip install {tool} 安装",
+    },
+    "install.lint_failed": {
+        "en": "pre-commit: {tool} found problems in the staged files ({files}); fix them and stage the fix, or skip once with git commit --no-verify",
+        "zh": "pre-commit：{tool} 在暂存的文件（{files}）中发现问题；请修复并重新暂存，或用 git commit --no-verify 跳过一次",
+    },
+    "install.lint_ruff_hint": {
+        "en": "pre-commit: many ruff findings fix themselves: ruff check --fix {files}",
+        "zh": "pre-commit：很多 ruff 问题可以自动修复：ruff check --fix {files}",
+    },
+    "install.lint_timeout": {
+        "en": "pre-commit: {tool} did not finish within {seconds} s and was skipped; run it by hand: {command}",
+        "zh": "pre-commit：{tool} 在 {seconds} 秒内未完成，已跳过；请手动运行：{command}",
+    },
+    "install.sync_done": {
+        "en": "memlane sync: {count} file(s) updated in {live_root} (previous versions in {backup})",
+        "zh": "memlane 同步：已更新 {live_root} 中的 {count} 个文件（旧版本保存在 {backup}）",
+    },
+    "install.sync_nothing": {
+        "en": "memlane sync: no code file of this commit differs from {live_root}; nothing copied",
+        "zh": "memlane 同步：本次提交的代码文件与 {live_root} 相同，未复制任何文件",
+    },
+    "install.sync_skipped": {
+        "en": "memlane sync: the commit message has [skip-sync]; {live_root} left as it is",
+        "zh": "memlane 同步：提交说明包含 [skip-sync]，{live_root} 保持不变",
+    },
+    "install.sync_same_dir": {
+        "en": "memlane sync: LIVE_ROOT {live_root} is this repository itself; nothing to copy",
+        "zh": "memlane 同步：LIVE_ROOT {live_root} 就是当前仓库本身，无需复制",
+    },
+    "install.sync_deleted": {
+        "en": "memlane sync: removed in this commit but left in {live_root}: {files}; delete them there by hand if nothing uses them",
+        "zh": "memlane 同步：本次提交删除了 {files}，但 {live_root} 中的副本仍保留；如不再使用请手动删除",
+    },
+    "install.sync_failed": {
+        "en": "memlane sync: could not update {path} ({detail}); the live file is unchanged. Fix the cause and run: python scripts/sync_live.py --rev {rev}",
+        "zh": "memlane 同步：无法更新 {path}（{detail}），线上文件未改动。排除原因后请运行：python scripts/sync_live.py --rev {rev}",
+    },
+    "install.sync_restart": {
+        "en": "memlane sync: core modules changed ({files}); restart the daemon to load them: {command}",
+        "zh": "memlane 同步：核心模块已更改（{files}）；请重启守护进程以加载：{command}",
+    },
+    "install.sync_health_failed": {
+        "en": "memlane sync: the health check exited with {code}; read its lines above (docs/RUNBOOK.md, \"Reading the health check\")",
+        "zh": "memlane 同步：健康检查退出码为 {code}；请查看上面的输出（见 docs/RUNBOOK.md 的“解读健康检查”）",
+    },
+    "install.reembed_nothing": {
+        "en": "the database already uses {model} ({dim} dims) and no embedding is pending; nothing to do",
+        "zh": "数据库已经使用 {model}（{dim} 维），且没有待生成的向量，无需操作",
+    },
+    "install.reembed_start": {
+        "en": "re-embedding {count} memories: {old_model} ({old_dim} dims) → {model} ({dim} dims)",
+        "zh": "正在重新生成 {count} 条记忆的向量：{old_model}（{old_dim} 维）→ {model}（{dim} 维）",
+    },
+    "install.reembed_resume": {
+        "en": "resuming: {count} memories still wait for their {model} embedding",
+        "zh": "继续上次的迁移：还有 {count} 条记忆等待生成 {model} 向量",
+    },
+    "install.reembed_progress": {
+        "en": "embedding",
+        "zh": "生成向量",
+    },
+    "install.reembed_done": {
+        "en": "done: {count} memories embedded with {model} ({dim} dims) in {seconds} s. Set embedder, model (and model_path, dim) in config.toml to the same values, then start the daemon",
+        "zh": "完成：{count} 条记忆已用 {model}（{dim} 维）生成向量，耗时 {seconds} 秒。请在 config.toml 中把 embedder、model（以及 model_path、dim）设为相同的值，再启动守护进程",
+    },
+    "install.reembed_failed": {
+        "en": "embedding stopped with {pending} memories still queued ({detail}); fix the cause and run scripts/reembed.py again: it resumes where it stopped",
+        "zh": "向量生成中断，仍有 {pending} 条记忆在队列中（{detail}）；排除原因后再次运行 scripts/reembed.py，会从中断处继续",
+    },
+    "install.reembed_daemon_running": {
+        "en": "a memlane daemon at {url} is serving this database ({db}); stop it first (docs/RUNBOOK.md), then run scripts/reembed.py again",
+        "zh": "{url} 上的 memlane 守护进程正在使用此数据库（{db}）；请先停止它（见 docs/RUNBOOK.md），再运行 scripts/reembed.py",
+    },
+    "install.reembed_no_db": {
+        "en": "no database at {db}; pass --db with the path of the database to migrate",
+        "zh": "{db} 处没有数据库；请用 --db 指定要迁移的数据库路径",
+    },
     # (end of install)
     # --- demo / scripts shared ---
     "demo.remembered": {

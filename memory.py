@@ -10,6 +10,7 @@ import hashlib
 import json
 import logging
 import math
+import os
 import re
 import secrets
 import threading
@@ -67,6 +68,7 @@ def connect(path: str | Path, *, readonly: bool = False) -> Any:
     """Open a connection with every pragma memlane relies on, and sqlite-vec loaded; check each one."""
     drv = _driver()
     path = Path(path)
+    conn = None
     try:
         if readonly:
             conn = drv.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False,
@@ -74,8 +76,14 @@ def connect(path: str | Path, *, readonly: bool = False) -> Any:
         else:
             conn = drv.connect(str(path), check_same_thread=False, isolation_level=None,
                                timeout=BUSY_TIMEOUT_MS / 1000)
+        conn.execute("pragma schema_version").fetchone()  # opens the file now, not at a later statement
     except drv.Error as exc:
-        raise Unavailable("db.open", path=str(path), detail=str(exc)) from exc
+        if conn is not None:
+            conn.close()
+        raise _open_error(path, exc, readonly) from exc
+    if not readonly and not _writable(path):
+        conn.close()
+        raise Unavailable("db.readonly", path=str(path))
     try:
         conn.enable_load_extension(True)
         import sqlite_vec
@@ -114,6 +122,18 @@ def connect(path: str | Path, *, readonly: bool = False) -> Any:
         conn.close()
         raise
     return conn
+
+
+def _writable(path: Path) -> bool:
+    """True when this process may write the database file (or create it). Works for root on a read-only mount."""
+    target = path if path.exists() else path.parent
+    return os.access(target, os.W_OK)
+
+
+def _open_error(path: Path, exc: Exception, readonly: bool) -> MemlaneError:
+    if not readonly and not _writable(path):
+        return Unavailable("db.readonly", path=str(path))
+    return Unavailable("db.open", path=str(path), detail=str(exc))
 
 
 def _sql_error(exc: Exception) -> MemlaneError:
@@ -660,7 +680,7 @@ class Memory:
                                [(str(exc)[:500], r[0]) for r in rows])
             return -1
         with self.atomic() as db:
-            for (seq, ns, _content, lang, live), vec in zip(rows, vectors):
+            for (seq, ns, _content, lang, live), vec in zip(rows, vectors, strict=False):
                 still = db.execute("select 1 from embed_queue where chunk_seq = ?", (seq,)).fetchone()
                 if not still:
                     continue

