@@ -15,14 +15,14 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 run: $(STAMP)
-	$(PY) scripts/demo.py
+	$(PY) mcp_server.py
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m mypy memory.py config.py embedder.py entity_resolve.py validate.py errors.py i18n_messages.py
+	$(PY) -m mypy mcp_server.py memory.py config.py embedder.py entity_resolve.py validate.py errors.py i18n_messages.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

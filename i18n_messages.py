@@ -173,6 +173,148 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "无法读取配置文件 {path}：{detail}",
     },
     # --- server (section owned by mcp_server.py) ---
+    "server.ready": {
+        "en": "🟢 memlane ready on {url} ({transports}) db={db} model={model}",
+        "zh": "🟢 memlane 已就绪：{url}（{transports}）数据库={db} 模型={model}",
+    },
+    "server.starting": {
+        "en": "memlane {version} starting: opening {db} and loading the embedder…",
+        "zh": "memlane {version} 正在启动：打开 {db} 并加载向量模型…",
+    },
+    "server.stopping": {
+        "en": "memlane stopping: finishing in-flight calls, stopping the embedding worker, checkpointing the WAL…",
+        "zh": "memlane 正在停止：完成进行中的调用，停止向量生成线程，写回 WAL…",
+    },
+    "server.stopped": {
+        "en": "memlane stopped cleanly ({pending} memories still queued for embedding; they resume on next start)",
+        "zh": "memlane 已正常停止（{pending} 条记忆仍在向量队列中，下次启动时继续）",
+    },
+    "server.locked": {
+        "en": "another memlane daemon is already using {db} (lock file {lock}); stop it first, or pass --db with another file",
+        "zh": "另一个 memlane 守护进程正在使用 {db}（锁文件 {lock}）；请先停止它，或用 --db 指定其他文件",
+    },
+    "server.bind_failed": {
+        "en": "cannot listen on {host}:{port}: {detail}; stop whatever uses that port or pass --port",
+        "zh": "无法监听 {host}:{port}：{detail}；请停止占用该端口的程序，或使用 --port 指定其他端口",
+    },
+    "server.no_token_remote": {
+        "en": "refusing to listen on {host}, which is not a loopback address, without a token; set MEMLANE_AUTH_TOKEN or create {token_file} (mode 0600), or use --host 127.0.0.1",
+        "zh": "拒绝在非回环地址 {host} 上无令牌监听；请设置 MEMLANE_AUTH_TOKEN 或创建 {token_file}（权限 0600），或使用 --host 127.0.0.1",
+    },
+    "server.token_mode": {
+        "en": "the token file {path} has mode {mode}; it must be readable by you only. Run: chmod 600 {path}",
+        "zh": "令牌文件 {path} 的权限为 {mode}，必须仅限本人读取。请运行：chmod 600 {path}",
+    },
+    "server.token_empty": {
+        "en": "the token file {path} is empty or unreadable; write a token into it or delete it",
+        "zh": "令牌文件 {path} 为空或无法读取；请写入令牌或删除该文件",
+    },
+    "server.auth_on": {
+        "en": "bearer token required on every path except /health",
+        "zh": "除 /health 外的所有路径都需要 Bearer 令牌",
+    },
+    "server.unauthorized": {
+        "en": "missing or wrong bearer token; send the header Authorization: Bearer <token> (the token is in MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token)",
+        "zh": "缺少或错误的 Bearer 令牌；请发送请求头 Authorization: Bearer <令牌>（令牌见 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token）",
+    },
+    "server.bad_host": {
+        "en": "Host header {host} is not allowed; connect to 127.0.0.1 or localhost",
+        "zh": "不允许的 Host 请求头 {host}；请连接 127.0.0.1 或 localhost",
+    },
+    "server.bad_origin": {
+        "en": "Origin {origin} is not allowed; only local pages may call memlane",
+        "zh": "不允许的 Origin {origin}；只有本机页面可以调用 memlane",
+    },
+    "server.too_large": {
+        "en": "the request body exceeds {limit} bytes; send less, or raise MEMLANE_MAX_REQUEST_BYTES",
+        "zh": "请求体超过 {limit} 字节；请减少内容，或调大 MEMLANE_MAX_REQUEST_BYTES",
+    },
+    "server.shutting_down": {
+        "en": "memlane is shutting down; retry in a few seconds, once it is back",
+        "zh": "memlane 正在关闭；请在它重新启动后几秒钟再试",
+    },
+    "server.unknown_tool": {
+        "en": "unknown tool {name}; available tools: {allowed}",
+        "zh": "未知工具 {name}；可用工具：{allowed}",
+    },
+    "server.arguments_type": {
+        "en": "tool arguments must be a JSON object, got {got}",
+        "zh": "工具参数必须是 JSON 对象，实际为 {got}",
+    },
+    "server.degraded": {
+        "en": "the database cannot be read: {detail}",
+        "zh": "无法读取数据库：{detail}",
+    },
+    "server.start_failed": {
+        "en": "memlane could not start: {detail}",
+        "zh": "memlane 无法启动：{detail}",
+    },
+    "server.measure_run": {
+        "en": "run {run}: ready after {seconds:.2f} s, idle RSS {rss_mib:.1f} MiB",
+        "zh": "第 {run} 次：{seconds:.2f} 秒后就绪，空闲 RSS {rss_mib:.1f} MiB",
+    },
+    "server.measure_summary": {
+        "en": "start to ready line: median {median:.2f} s (min {low:.2f}, max {high:.2f}) over {runs} runs; idle RSS median {rss_mib:.1f} MiB ({idle} s after ready, empty database)",
+        "zh": "从启动到就绪行：{runs} 次中位数 {median:.2f} 秒（最短 {low:.2f}，最长 {high:.2f}）；空闲 RSS 中位数 {rss_mib:.1f} MiB（就绪后 {idle} 秒，空数据库）",
+    },
+    "server.measure_failed": {
+        "en": "the daemon did not become ready: {detail}",
+        "zh": "守护进程未能就绪：{detail}",
+    },
+    "server.guide": {
+        "en": (
+            "You have a long-term memory (memlane). Use it like this:\n"
+            "\n"
+            "When to RECALL (memory_recall): at the start of a task, before you answer a question about the user, "
+            "their projects, preferences, people, past decisions or anything 'we discussed before'; and whenever "
+            "the user says 'remember', 'last time', 'as usual'. Recall with a short, specific query; add filters "
+            "(tags, source, since/until, as_of) when you know them. Do not recall for general knowledge.\n"
+            "\n"
+            "When to REMEMBER (memory_remember): when the user states a durable fact, preference, decision, plan, "
+            "deadline, name or relationship, or asks you to remember something; after finishing work whose outcome "
+            "will matter later. Store one self-contained fact per call, written so it makes sense without the "
+            "conversation (names instead of 'he', absolute dates instead of 'tomorrow'). Add entities for people, "
+            "places, organisations and tickers, and tags for topics.\n"
+            "\n"
+            "When a fact CHANGES, call memory_update on the old memory (history is kept) instead of storing a "
+            "contradiction. When the user retracts something or asks you to forget it, call memory_forget. "
+            "Use memory_relate for explicit links (Alice —works_at→ SAP) and memory_graph_query to explore them.\n"
+            "\n"
+            "NAMESPACES separate memories that must never mix: one per user, project or agent "
+            "(e.g. 'user:alice', 'proj:memlane'). Always pass the same namespace for the same context; "
+            "'default' is used when you pass none. A namespace never sees another's data.\n"
+            "\n"
+            "NEVER STORE: passwords, API keys, tokens, private keys, card or bank numbers, government IDs, health "
+            "details the user did not ask you to keep, other people's private data, whole documents or logs "
+            "(store the conclusion instead), greetings or test text, or things you can look up again cheaply.\n"
+            "\n"
+            "Errors start with a [code]: fix the argument for [invalid_argument] or [too_large], check the id and "
+            "namespace for [not_found], and retry later for [unavailable]."
+        ),
+        "zh": (
+            "你拥有长期记忆（memlane）。请这样使用：\n"
+            "\n"
+            "何时检索（memory_recall）：任务开始时；回答关于用户本人、其项目、偏好、相关人物、过往决定或"
+            "“我们之前讨论过的”问题之前；以及用户说“记得”“上次”“照旧”时。查询要简短具体；已知时加上过滤条件"
+            "（tags、source、since/until、as_of）。通用知识不需要检索。\n"
+            "\n"
+            "何时存储（memory_remember）：用户陈述持久的事实、偏好、决定、计划、截止日期、姓名或关系时，或要求你"
+            "记住某事时；以及完成一项结果日后仍有用的工作之后。每次只存一条自洽的事实，脱离对话也能看懂"
+            "（用姓名代替“他”，用绝对日期代替“明天”）。为人物、地点、组织和股票代码填写 entities，为主题填写 tags。\n"
+            "\n"
+            "事实发生变化时，对旧记忆调用 memory_update（历史会保留），不要存入相互矛盾的内容。用户撤回或要求忘记时，"
+            "调用 memory_forget。用 memory_relate 记录明确的关系（爱丽丝 —任职于→ SAP），用 memory_graph_query 查看关系。\n"
+            "\n"
+            "命名空间用于隔离绝不能混在一起的记忆：每个用户、项目或智能体一个（如 'user:alice'、'proj:memlane'）。"
+            "同一情境始终使用同一命名空间；不传时使用 'default'。不同命名空间互相看不到数据。\n"
+            "\n"
+            "切勿存储：密码、API 密钥、令牌、私钥、银行卡或账号、身份证件号码、用户未要求保存的健康信息、他人隐私、"
+            "整篇文档或日志（请存结论）、问候语或测试文本，以及随时可以重新查到的内容。\n"
+            "\n"
+            "错误以 [代码] 开头：[invalid_argument] 或 [too_large] 请修正参数，[not_found] 请检查 id 和命名空间，"
+            "[unavailable] 请稍后重试。"
+        ),
+    },
     # (end of server)
     # --- client (section owned by api/) ---
     # (end of client)
@@ -382,6 +524,86 @@ MESSAGES: dict[str, dict[str, str]] = {
     "install.reembed_no_db": {
         "en": "no database at {db}; pass --db with the path of the database to migrate",
         "zh": "{db} 处没有数据库；请用 --db 指定要迁移的数据库路径",
+    },
+    "install.db_created": {
+        "en": "created {path}: schema version {version}, embedder {model} ({dim} dims)",
+        "zh": "已创建 {path}：结构版本 {version}，向量模型 {model}（{dim} 维）",
+    },
+    "install.db_migrated": {
+        "en": "migrated {path} from schema version {old} to {new}",
+        "zh": "已将 {path} 从结构版本 {old} 迁移到 {new}",
+    },
+    "install.db_current": {
+        "en": "{path} is already at schema version {version}; nothing to do",
+        "zh": "{path} 已是结构版本 {version}，无需操作",
+    },
+    "install.db_stats": {
+        "en": "  {chunks} memories ({live} current), {pending} waiting for embedding",
+        "zh": "  共 {chunks} 条记忆（当前有效 {live} 条），{pending} 条等待生成向量",
+    },
+    "install.db_in_use": {
+        "en": "the daemon is running on {path}; it migrates the database itself when it starts. Stop it first to run init_db.py",
+        "zh": "守护进程正在使用 {path}，它启动时会自行迁移数据库。如需运行 init_db.py，请先停止守护进程",
+    },
+    "install.venv": {
+        "en": "• Python environment: {path}",
+        "zh": "• Python 环境：{path}",
+    },
+    "install.pip": {
+        "en": "• installing dependencies into {path} (this can take a few minutes)…",
+        "zh": "• 正在向 {path} 安装依赖（可能需要几分钟）…",
+    },
+    "install.no_python": {
+        "en": "{python} not found; install Python 3.10 or newer, or pass --python /path/to/python",
+        "zh": "未找到 {python}；请安装 Python 3.10 或更高版本，或使用 --python /path/to/python 指定",
+    },
+    "install.live_root": {
+        "en": "• data directory: {path} (kept by --uninstall)",
+        "zh": "• 数据目录：{path}（--uninstall 不会删除）",
+    },
+    "install.token_created": {
+        "en": "• created the token file {path} (mode 0600); clients must send it as a bearer token",
+        "zh": "• 已创建令牌文件 {path}（权限 0600）；客户端需以 Bearer 令牌发送",
+    },
+    "install.token_kept": {
+        "en": "• kept the existing token file {path} (mode set to 0600)",
+        "zh": "• 保留已有的令牌文件 {path}（权限已设为 0600）",
+    },
+    "install.service_systemd": {
+        "en": "• systemd --user service {unit} enabled and (re)started; logs: {log}. Status: systemctl --user status memlane",
+        "zh": "• 已启用并（重新）启动 systemd --user 服务 {unit}；日志：{log}。查看状态：systemctl --user status memlane",
+    },
+    "install.service_launchd": {
+        "en": "• launchd agent ai.memlane.mcp loaded from {plist}; logs: {log}. Status: launchctl print gui/$(id -u)/ai.memlane.mcp",
+        "zh": "• 已从 {plist} 加载 launchd 代理 ai.memlane.mcp；日志：{log}。查看状态：launchctl print gui/$(id -u)/ai.memlane.mcp",
+    },
+    "install.service_failed": {
+        "en": "the service manager refused the service ({detail}); run the daemon in the foreground instead: {cmd}",
+        "zh": "服务管理器未能启动服务（{detail}）；请改为在前台运行守护进程：{cmd}",
+    },
+    "install.no_service": {
+        "en": "• no service manager is running here (no systemd --user session, no launchd: a container or CI?). Run the daemon in the foreground:\n    {cmd}",
+        "zh": "• 此处没有运行中的服务管理器（没有 systemd --user 会话，也没有 launchd：容器或 CI？）。请在前台运行守护进程：\n    {cmd}",
+    },
+    "install.client_config": {
+        "en": "Add memlane to your MCP client (the token is in {token_file}):",
+        "zh": "将 memlane 添加到 MCP 客户端（令牌位于 {token_file}）：",
+    },
+    "install.done": {
+        "en": "✅ memlane installed. Check it: curl -s {url}/health",
+        "zh": "✅ memlane 安装完成。检查：curl -s {url}/health",
+    },
+    "install.uninstalled": {
+        "en": "✅ memlane service removed. Your data is still in {path}; delete it yourself if you want it gone",
+        "zh": "✅ 已移除 memlane 服务。数据仍保存在 {path}；如需删除请手动操作",
+    },
+    "install.nothing_to_uninstall": {
+        "en": "• no memlane service was installed; your data in {path} is untouched",
+        "zh": "• 未安装 memlane 服务；{path} 中的数据保持不变",
+    },
+    "install.usage": {
+        "en": "usage: scripts/install.sh [--uninstall] [--python PATH] [--print-service systemd|launchd]\n  LIVE_ROOT (default ~/.memlane) holds the database, token and logs; MEMLANE_PORT sets the port (default 8086).\n  --python PATH uses an existing environment that already has memlane's dependencies (no venv, no pip).",
+        "zh": "用法：scripts/install.sh [--uninstall] [--python 路径] [--print-service systemd|launchd]\n  LIVE_ROOT（默认 ~/.memlane）存放数据库、令牌和日志；MEMLANE_PORT 设置端口（默认 8086）。\n  --python 路径：使用已安装 memlane 依赖的现有环境（不创建 venv，不运行 pip）。",
     },
     # (end of install)
     # --- demo / scripts shared ---

@@ -1,0 +1,631 @@
+"""memlane's daemon: one `Memory` served over MCP on one port.
+
+`GET /sse` + `POST /messages/` (HTTP+SSE), `/mcp` (Streamable HTTP) and `GET /health` live in one
+Starlette app under uvicorn. This module is a thin adapter: it translates arguments and errors and
+nothing else. `Memory` validates every argument (validate.py), so the SDK's own pydantic pass is
+skipped; the typed signatures below exist for the schema agents read. Errors map to tool results in
+one place, `MemlaneMCP.call_tool`.
+
+    python mcp_server.py [--host 127.0.0.1] [--port 8086] [--db PATH] [--transport both] [--lang en]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import functools
+import hmac
+import inspect
+import ipaddress
+import logging
+import os
+import signal
+import socket
+import stat
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import anyio
+import uvicorn
+from filelock import FileLock, Timeout
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+import i18n_messages
+from config import Config, load_config
+from errors import InvalidArgument, MemlaneError, Unavailable
+from i18n_messages import t
+from memory import SCHEMA_VERSION, Memory, __version__
+
+log = logging.getLogger("memlane.server")
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+GRACEFUL_DRAIN_S = 6.0  # in-flight tool calls get this long to finish after SIGTERM
+GRACEFUL_CLOSE_S = 2  # then open streams (idle SSE connections) get this long before they are cancelled
+
+INSTRUCTIONS = (
+    "memlane is your long-term memory. Call memory_recall before answering anything about the user, their "
+    "projects or past conversations; call memory_remember when you learn a durable fact, preference or decision. "
+    "Use one namespace per user or project. Never store secrets. The prompt memlane-guide has the details."
+)
+
+# ---------------------------------------------------------------- argument types (the schema agents read)
+
+NamespaceArg = Annotated[
+    str | None,
+    Field(description="Which memory space to use: 1-64 of A-Z a-z 0-9 _ . : - (e.g. 'user:alice', "
+                      "'proj:memlane'). Defaults to 'default'. Namespaces never see each other's data.",
+          pattern=r"^[A-Za-z0-9_.:-]{1,64}$"),
+]
+TimeArg = Annotated[str | None, Field(description="ISO-8601 time, e.g. 2026-01-31T09:00:00+00:00 (UTC if no zone).")]
+TagsArg = Annotated[list[str] | None, Field(description="Up to 32 short tags (each ≤ 64 characters).")]
+MetadataArg = Annotated[dict[str, Any] | None, Field(description="Any JSON object, ≤ 16 KB.")]
+IdArg = Annotated[str, Field(description="An id returned by memlane (e.g. a chunk_id from memory_remember).")]
+
+
+class EntityArg(BaseModel):
+    """An entity mentioned by a memory."""
+
+    name: str = Field(description="The entity's name as written, e.g. 'Alice' or '贵州茅台'.")
+    kind: str | None = Field(None, description="person, place, org, stock, concept, canonical_fact, …")
+    aliases: list[str] | None = Field(None, description="Other names for the same entity.")
+
+
+# ---------------------------------------------------------------- the MCP server
+
+
+def build_tools(memory: Memory) -> list[Tool]:
+    """The contract's tools over one Memory. Each runs in a worker thread (see MemlaneMCP.call_tool)."""
+
+    def memory_remember(
+        content: Annotated[str, Field(description="The memory: one self-contained fact, preference or decision, "
+                                                  "1 to 32,768 characters. Write names, not pronouns, and "
+                                                  "absolute dates.", min_length=1, max_length=32768)],
+        namespace: NamespaceArg = None,
+        source: Annotated[str | None, Field(description="Where it came from, ≤ 128 characters: chat, code, "
+                                                        "trading, …", max_length=128)] = None,
+        importance: Annotated[float | None, Field(description="0 to 1, default 0.5.", ge=0, le=1)] = None,
+        tags: TagsArg = None,
+        entities: Annotated[list[str | EntityArg] | None, Field(
+            description="People, places, organisations, tickers, concepts the memory is about: names or "
+                        "{name, kind, aliases} objects.")] = None,
+        metadata: MetadataArg = None,
+        valid_from: Annotated[str | None, Field(description="When the fact became true (ISO-8601); "
+                                                            "default now.")] = None,
+    ) -> dict[str, Any]:
+        """Store a durable memory. Call this when the user states a fact, preference, decision, plan, deadline
+        or relationship worth keeping across conversations, or asks you to remember something. Store one
+        self-contained fact per call. Never store secrets (passwords, keys, tokens, card numbers). Returns
+        as soon as the memory is durable; storing the same content twice returns the existing chunk_id with
+        created=false. To change a fact later, use memory_update."""
+        return memory.remember(content, namespace=namespace, source=source, importance=importance, tags=tags,
+                               entities=entities, metadata=metadata, valid_from=valid_from)
+
+    def memory_recall(
+        query: Annotated[str, Field(description="What you want to know, 1 to 2,000 characters, in any "
+                                                "language.", min_length=1, max_length=2000)],
+        namespace: NamespaceArg = None,
+        top_k: Annotated[int | None, Field(description="How many hits, 1 to 100, default 10.", ge=1,
+                                           le=100)] = None,
+        lanes: Annotated[list[str] | None, Field(description="Subset of vector, graph, meta, entity; "
+                                                             "default all four.")] = None,
+        as_of: Annotated[str | None, Field(description="Recall what was valid at this ISO-8601 time.")] = None,
+        include_history: Annotated[bool | None, Field(description="Also return closed (superseded or "
+                                                                  "forgotten) versions; default false.")] = None,
+        source: Annotated[str | None, Field(description="Only memories from this source.")] = None,
+        tags: Annotated[list[str] | None, Field(description="Only memories carrying every one of these "
+                                                            "tags.")] = None,
+        since: Annotated[str | None, Field(description="Only memories created at or after this ISO-8601 "
+                                                       "time.")] = None,
+        until: Annotated[str | None, Field(description="Only memories created before this ISO-8601 "
+                                                       "time.")] = None,
+    ) -> dict[str, Any]:
+        """Search long-term memory. Call this before answering anything about the user, their projects,
+        people, preferences or earlier conversations, and at the start of a task. Use a short, specific
+        query. Hits are ranked by fused score across four lanes (vector, graph, meta, entity); an empty
+        hits list means nothing relevant is stored."""
+        return memory.recall(query, namespace=namespace, top_k=top_k, lanes=lanes, as_of=as_of,
+                             include_history=include_history, source=source, tags=tags, since=since, until=until)
+
+    def memory_relate(
+        subject: Annotated[str, Field(description="The subject entity's name, alias or id, e.g. 'Alice'.")],
+        predicate: Annotated[str, Field(description="The relation, e.g. works_at, lives_in, owns, "
+                                                    "manages.")],
+        object: Annotated[str, Field(description="The object entity's name, alias or id, e.g. 'SAP'.")],  # noqa: A002
+        namespace: NamespaceArg = None,
+        subject_kind: Annotated[str | None, Field(description="person, place, org, stock, concept, …")] = None,
+        object_kind: Annotated[str | None, Field(description="person, place, org, stock, concept, …")] = None,
+        confidence: Annotated[float | None, Field(description="0 to 1.", ge=0, le=1)] = None,
+        chunk_id: Annotated[str | None, Field(description="The memory that is evidence for this "
+                                                          "relation.")] = None,
+        valid_from: TimeArg = None,
+    ) -> dict[str, Any]:
+        """Record an explicit relation subject —predicate→ object between two entities (e.g. Alice —works_at→
+        SAP). Call this when the user states a clear link between people, places, organisations or things.
+        Entities are matched by name or alias and created when missing."""
+        return memory.relate(subject, predicate, object, namespace=namespace, subject_kind=subject_kind,
+                             object_kind=object_kind, confidence=confidence, chunk_id=chunk_id,
+                             valid_from=valid_from)
+
+    def memory_forget(
+        id: IdArg,  # noqa: A002 - the contract's argument name
+        namespace: NamespaceArg = None,
+        reason: Annotated[str | None, Field(description="Why, ≤ 500 characters (kept in history).")] = None,
+    ) -> dict[str, Any]:
+        """Forget a memory or relation by id. Call this when the user retracts something, says it is wrong,
+        or asks you to forget it. Nothing is deleted: the row is closed and stays in memory_history.
+        Forgetting twice is not an error."""
+        return memory.forget(id, namespace=namespace, reason=reason)
+
+    def memory_update(
+        id: IdArg,  # noqa: A002
+        content: Annotated[str, Field(description="The corrected memory, 1 to 32,768 characters.", min_length=1,
+                                      max_length=32768)],
+        namespace: NamespaceArg = None,
+        source: Annotated[str | None, Field(description="≤ 128 characters.", max_length=128)] = None,
+        importance: Annotated[float | None, Field(description="0 to 1.", ge=0, le=1)] = None,
+        tags: TagsArg = None,
+        metadata: MetadataArg = None,
+        valid_from: TimeArg = None,
+    ) -> dict[str, Any]:
+        """Replace a memory with a corrected version. Call this when a stored fact changes (a move, a new job,
+        a changed preference) instead of storing a contradicting memory. The old version is closed and linked
+        to the new one, so memory_history still shows it."""
+        return memory.update(id, content, namespace=namespace, source=source, importance=importance, tags=tags,
+                             metadata=metadata, valid_from=valid_from)
+
+    def memory_history(
+        id: Annotated[str, Field(description="Any version's chunk_id.")],  # noqa: A002
+        namespace: NamespaceArg = None,
+    ) -> dict[str, Any]:
+        """Every version of a memory, oldest first. Call this when the user asks how something changed over
+        time, or before updating a fact whose past matters."""
+        return memory.history(id, namespace=namespace)
+
+    def memory_graph_query(
+        entity: Annotated[str, Field(description="An entity's name, alias or id.")],
+        namespace: NamespaceArg = None,
+        depth: Annotated[int | None, Field(description="Hops to follow, 1 to 3, default 2.", ge=1, le=3)] = None,
+        predicates: Annotated[list[str] | None, Field(description="Only follow these predicates.")] = None,
+        limit: Annotated[int | None, Field(description="At most this many edges, 1 to 500, default 100.", ge=1,
+                                           le=500)] = None,
+        as_of: Annotated[str | None, Field(description="The graph as it was at this ISO-8601 time.")] = None,
+    ) -> dict[str, Any]:
+        """Explore the relations around an entity (who works where, who knows whom, what owns what), breadth
+        first. Call this when the user asks about connections between people, organisations or things."""
+        return memory.graph_query(entity, namespace=namespace, depth=depth, predicates=predicates, limit=limit,
+                                  as_of=as_of)
+
+    def memory_stats(namespace: NamespaceArg = None) -> dict[str, Any]:
+        """Counts, sizes, pending embeddings and recent recall latency, for one namespace or all. Call this
+        when the user asks what memlane holds or whether it is healthy; not needed before recall."""
+        return memory.stats(namespace=namespace)
+
+    fns: list[Callable[..., dict[str, Any]]] = [memory_remember, memory_recall, memory_relate, memory_forget,
+                                                 memory_update, memory_history, memory_graph_query, memory_stats]
+    return [Tool.from_function(fn, structured_output=True) for fn in fns]
+
+
+class MemlaneMCP(MCPServer):
+    """MCPServer whose tool calls follow the contract: strict arguments, `[code] message` errors."""
+
+    def __init__(self, memory: Memory, lang: str) -> None:
+        self.memory = memory
+        self.lang = lang
+        self.inflight = 0
+        self.draining = False
+        self._tools = {tool.name: tool for tool in build_tools(memory)}
+        super().__init__("memlane", version=__version__, instructions=INSTRUCTIONS, tools=list(self._tools.values()),
+                         log_level="INFO")
+        self._add_guide_prompt()
+
+    def error_result(self, exc: BaseException) -> CallToolResult:
+        """The one place errors become tool results: `[code] message` in the daemon's language."""
+        if isinstance(exc, MemlaneError):
+            text = exc.render(self.lang)
+        else:
+            log.error("unexpected error in a tool call", exc_info=exc)
+            text = MemlaneError("internal.unexpected", kind=type(exc).__name__).render(self.lang)
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tools.get(name)
+        try:
+            if tool is None:
+                raise InvalidArgument("server.unknown_tool", name=name, allowed=", ".join(self._tools))
+            if self.draining:
+                raise Unavailable("server.shutting_down")
+            if not isinstance(arguments, Mapping):
+                raise InvalidArgument("server.arguments_type", got=type(arguments).__name__)
+            allowed = list(tool.parameters.get("properties", {}))
+            unknown = sorted(set(arguments) - set(allowed))
+            if unknown:
+                raise InvalidArgument("arg.unknown", name=unknown[0], allowed=", ".join(allowed))
+            # Missing arguments are passed as None so that Memory reports them (arg.required) in our words.
+            kwargs = {p: arguments.get(p) for p in inspect.signature(tool.fn).parameters}
+            self.inflight += 1
+            try:
+                result = await anyio.to_thread.run_sync(functools.partial(tool.fn, **kwargs))
+            finally:
+                self.inflight -= 1
+            return tool.fn_metadata.convert_result(result)
+        except Exception as exc:
+            return self.error_result(exc)
+
+    def _add_guide_prompt(self) -> None:
+        lang_default = self.lang
+
+        @self.prompt(name="memlane-guide", title="How to use memlane",
+                     description="How an agent should use memlane: when to remember and recall, namespaces, "
+                                 "what never to store. Argument lang: en or zh (default: the daemon's language).")
+        def guide(lang: str | None = None) -> str:
+            return t("server.guide", i18n_messages.normalize_lang(lang or lang_default))
+
+
+# ---------------------------------------------------------------- HTTP: health, guard, app
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_name(value: str) -> str:
+    """The host part of a Host header value: '127.0.0.1:8086' → '127.0.0.1', '[::1]:8086' → '::1'."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class Guard:
+    """Host/Origin checks (DNS rebinding), bearer token and body size, on every path of the app.
+
+    Order: a foreign Host gets 421, a foreign Origin 403, a missing or wrong token 401 (every path but
+    /health), a declared body over the limit 413. Bodies without Content-Length are counted by the SDK
+    transports, which get the same limit.
+    """
+
+    def __init__(self, app: ASGIApp, *, lang: str, bind_host: str, token: str | None, max_body: int) -> None:
+        self.app = app
+        self.lang = lang
+        self.token = token
+        self.max_body = max_body
+        host = bind_host.lower().strip("[]")
+        # Bound to every interface (only allowed with a token): any Host name may reach us, the token guards.
+        self.any_host = host in ("0.0.0.0", "::", "")
+        self.allowed = set(LOOPBACK_NAMES)
+        if not is_loopback(host) and not self.any_host:
+            self.allowed.add(host)
+
+    def host_ok(self, value: str | None) -> bool:
+        if not value:
+            return False
+        return self.any_host or _host_name(value) in self.allowed
+
+    def origin_ok(self, value: str | None) -> bool:
+        if value is None:
+            return True  # not a browser, or a same-origin GET
+        try:
+            parts = urlsplit(value.strip())
+        except ValueError:
+            return False
+        return parts.scheme in ("http", "https") and (parts.hostname or "") in self.allowed
+
+    def token_ok(self, header: str | None) -> bool:
+        assert self.token is not None
+        if not header or not header[:7].lower() == "bearer ":
+            return False
+        return hmac.compare_digest(header[7:].strip().encode("utf-8"), self.token.encode("utf-8"))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        response: Response | None = None
+        if not self.host_ok(headers.get("host")):
+            response = _error(421, t("server.bad_host", self.lang, host=repr(headers.get("host"))[:80]))
+        elif not self.origin_ok(headers.get("origin")):
+            response = _error(403, t("server.bad_origin", self.lang, origin=repr(headers.get("origin"))[:80]))
+        elif self.token and scope["path"] != "/health" and not self.token_ok(headers.get("authorization")):
+            response = _error(401, t("server.unauthorized", self.lang))
+            response.headers["WWW-Authenticate"] = 'Bearer realm="memlane"'
+        else:
+            length = headers.get("content-length", "")
+            if length.strip().isdigit() and int(length) > self.max_body:
+                response = _error(413, t("server.too_large", self.lang, limit=self.max_body))
+        if response is not None:
+            await response(scope, receive, send)
+            return
+        one = _OneResponse(send)
+        try:
+            await self.app(scope, receive, one.send)
+        finally:
+            await one.finish()
+
+
+class _OneResponse:
+    """Keep each connection to exactly one, completed response.
+
+    The SDK's /sse endpoint returns `Response()` after its event stream ends, which Starlette then sends
+    on top of the stream; and a stream cut at shutdown is left unterminated. The first extra response is
+    dropped; an unterminated stream gets its final empty chunk.
+    """
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.state = "idle"  # idle → streaming → done
+
+    async def send(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            if self.state != "idle":
+                return
+            self.state = "streaming"
+        elif kind == "http.response.body":
+            if self.state == "done":
+                return
+            if not message.get("more_body", False):
+                self.state = "done"
+        await self._send(message)
+
+    async def finish(self) -> None:
+        if self.state == "streaming":
+            with contextlib.suppress(Exception):
+                await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def create_app(
+    memory: Memory,
+    cfg: Config,
+    *,
+    lang: str = "en",
+    token: str | None = None,
+    transports: tuple[str, ...] = ("sse", "http"),
+    extra_routes: Sequence[BaseRoute] = (),
+) -> tuple[ASGIApp, MemlaneMCP]:
+    """The whole daemon as one ASGI app (also usable in-process, e.g. with httpx's ASGI transport).
+
+    `extra_routes` (e.g. a dashboard) are mounted beside /health, behind the same Host/Origin/token guard.
+    """
+    mcp = MemlaneMCP(memory, lang)
+    started = time.monotonic()
+    hosts = [f"{n}:*" for n in ("127.0.0.1", "localhost", "[::1]")]
+    origins = [f"{s}://{n}:*" for s in ("http", "https") for n in ("127.0.0.1", "localhost", "[::1]")]
+    origins += [f"{s}://{n}" for s in ("http", "https") for n in ("127.0.0.1", "localhost", "[::1]")]
+    hosts += ["127.0.0.1", "localhost", "[::1]"]
+    wildcard = cfg.host in ("0.0.0.0", "::")
+    if not is_loopback(cfg.host) and not wildcard:
+        hosts += [cfg.host, f"{cfg.host}:*"]
+        origins += [f"{s}://{cfg.host}{p}" for s in ("http", "https") for p in ("", ":*")]
+    # The SDK checks Host/Origin on its own endpoints too; the Guard below covers every path.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=not wildcard, allowed_hosts=hosts,
+                                         allowed_origins=origins)
+
+    async def health(request: Request) -> JSONResponse:
+        body: dict[str, Any] = {
+            "status": "ok", "version": __version__, "uptime_s": round(time.monotonic() - started, 3),
+            "db_path": str(memory.path), "schema_version": SCHEMA_VERSION,
+            "embedder": {"model": memory.embedder.model, "dim": memory.embedder.dim}, "pending_embeddings": None,
+        }
+        try:
+            body["pending_embeddings"] = await anyio.to_thread.run_sync(memory.pending_embeddings)
+        except Exception as exc:  # a health check reports the failure instead of raising it
+            detail = exc.message(lang) if isinstance(exc, MemlaneError) else type(exc).__name__
+            body.update(status="degraded", reason=t("server.degraded", lang, detail=detail))
+            return JSONResponse(body, status_code=503)
+        return JSONResponse(body)
+
+    routes: list[BaseRoute] = [Route("/health", health, methods=["GET"]), *extra_routes]
+    if "sse" in transports:
+        routes += mcp.sse_app(transport_security=security, max_request_body_size=cfg.max_request_bytes).routes
+    if "http" in transports:
+        routes += mcp.streamable_http_app(transport_security=security,
+                                          max_request_body_size=cfg.max_request_bytes).routes
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if "http" in transports:
+            async with mcp.session_manager.run():
+                yield
+        else:
+            yield
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    return Guard(app, lang=lang, bind_host=cfg.host, token=token, max_body=cfg.max_request_bytes), mcp
+
+
+# ---------------------------------------------------------------- process: token, lock, signals, main
+
+
+def resolve_token(cfg: Config) -> str | None:
+    """MEMLANE_AUTH_TOKEN, else the token file (which must be private to its owner), else None."""
+    if cfg.auth_token:
+        return cfg.auth_token
+    path = Path(os.path.expanduser(str(cfg.token_file)))
+    if not path.exists():
+        return None
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        raise Unavailable("server.token_mode", path=str(path), mode=oct(mode))
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        token = ""
+    if not token:
+        raise Unavailable("server.token_empty", path=str(path))
+    return token
+
+
+@contextlib.contextmanager
+def db_lock(db_path: Path) -> Iterator[FileLock]:
+    """An exclusive lock beside the database, so a second daemon on the same file refuses to start."""
+    lock_path = db_path.with_name(db_path.name + ".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise Unavailable("server.locked", db=str(db_path), lock=str(lock_path)) from None
+    try:
+        yield lock
+    finally:
+        lock.release()
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise Unavailable("server.bind_failed", host=host, port=port, detail=exc.strerror or str(exc)) from exc
+    sock.set_inheritable(True)
+    return sock
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn, but a signal drains in-flight tool calls first and is not re-raised after shutdown."""
+
+    mcp: MemlaneMCP | None = None
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        with super().capture_signals():
+            yield
+            # uvicorn re-raises the captured signal on exit, which would kill us before Memory.close();
+            # we exit 0 ourselves after closing the store.
+            self._captured_signals.clear()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()  # stop accepting connections
+        if self.mcp is not None:
+            self.mcp.draining = True
+            deadline = time.monotonic() + GRACEFUL_DRAIN_S
+            while self.mcp.inflight and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+        await super().shutdown(sockets)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="mcp_server.py", description="memlane daemon: long-term memory over MCP.")
+    p.add_argument("--host", help="bind address (default 127.0.0.1; MEMLANE_HOST)")
+    p.add_argument("--port", help="port (default 8086; 0 picks a free one; MEMLANE_PORT)")
+    p.add_argument("--db", help="database file (default ~/.memlane/memory.db; MEMLANE_DB_PATH)")
+    p.add_argument("--transport", help="sse, http or both (default both; MEMLANE_TRANSPORT)")
+    p.add_argument("--lang", help="en or zh (default: MEMLANE_LANG, then LANG)")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    return p.parse_args(argv)
+
+
+def setup_logging(cfg: Config) -> None:
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if cfg.log_file is not None:
+        Path(cfg.log_file).parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(cfg.log_file, encoding="utf-8"))
+    logging.basicConfig(level=logging.INFO, handlers=handlers,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # The SDK logs every session at INFO; a long-lived service keeps its warnings only.
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+
+
+def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> int:
+    """Start the daemon and block until a signal stops it. Raises MemlaneError when it cannot start."""
+    token = resolve_token(cfg)
+    if not is_loopback(cfg.host) and not token:
+        raise Unavailable("server.no_token_remote", host=cfg.host, token_file=str(cfg.token_file))
+    db_path = cfg.resolved_db_path()
+    transports = ("sse", "http") if cfg.transport == "both" else (cfg.transport,)
+    with db_lock(db_path):
+        sock = bind_socket(cfg.host, cfg.port)
+        try:
+            print(t("server.starting", lang, version=__version__, db=db_path), file=sys.stderr, flush=True)
+            memory = Memory(db_path, config=cfg)
+        except BaseException:
+            sock.close()
+            raise
+        try:
+            memory.embedder.embed_query("warm-up")  # load the model now, not on the first recall
+            app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports)
+            server = _Uvicorn(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                                             timeout_graceful_shutdown=GRACEFUL_CLOSE_S,
+                                             server_header=False))
+            server.mcp = mcp
+            port = sock.getsockname()[1]
+            host = f"[{cfg.host}]" if ":" in cfg.host else cfg.host
+            ready = t("server.ready", lang, url=f"http://{host}:{port}", transports=", ".join(transports),
+                      db=db_path, model=memory.embedder.model)
+            if token:
+                ready += " · " + t("server.auth_on", lang)
+
+            async def serve() -> None:
+                task = asyncio.create_task(server.serve(sockets=[sock]))
+                while not server.started and not task.done():
+                    await asyncio.sleep(0.02)
+                if server.started:
+                    print(ready, flush=True)
+                await task
+
+            asyncio.run(serve())
+            # Already stopping: a repeated SIGTERM/SIGINT must not kill us halfway through Memory.close().
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            print(t("server.stopping", lang), file=sys.stderr, flush=True)
+        finally:
+            sock.close()
+            pending = None
+            with contextlib.suppress(Exception):
+                pending = memory.pending_embeddings()
+            memory.close()
+        print(t("server.stopped", lang, pending=pending if pending is not None else "?"), file=sys.stderr,
+              flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.version:
+        print(f"memlane {__version__}")
+        return 0
+    lang = i18n_messages.normalize_lang(args.lang) if args.lang else i18n_messages.detect_lang()
+    try:
+        cfg = load_config(overrides={"host": args.host, "port": args.port, "db_path": args.db,
+                                     "transport": args.transport, "lang": args.lang})
+        lang = cfg.lang or i18n_messages.detect_lang()
+        i18n_messages.set_lang(lang)
+        setup_logging(cfg)
+        return run(cfg, lang)
+    except MemlaneError as exc:
+        print(exc.render(lang), file=sys.stderr, flush=True)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""Create or migrate the memlane database, idempotently, and say what was done.
+
+    python scripts/init_db.py [--db PATH] [--lang en|zh]
+
+Safe to run any number of times. It refuses while a daemon holds the database (the daemon migrates
+on start by itself). Exit code 0 on success, 1 with a message on failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from filelock import FileLock, Timeout  # noqa: E402
+
+import i18n_messages  # noqa: E402
+from config import load_config  # noqa: E402
+from errors import MemlaneError, Unavailable  # noqa: E402
+from i18n_messages import t  # noqa: E402
+from memory import SCHEMA_VERSION, Memory, connect  # noqa: E402
+
+
+def schema_version(path: Path) -> int:
+    conn = connect(path, readonly=True)
+    try:
+        return int(conn.execute("pragma user_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def init_db(db_path: Path, cfg: object, lang: str) -> list[str]:
+    """Create or migrate `db_path`; return the lines to print."""
+    existed = db_path.exists() and db_path.stat().st_size > 0
+    before = schema_version(db_path) if existed else 0
+    lock_path = db_path.with_name(db_path.name + ".lock")
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise Unavailable("install.db_in_use", path=str(db_path)) from None
+    try:
+        with Memory(db_path, config=cfg, start_worker=False) as m:  # type: ignore[arg-type]
+            stats = m.stats()
+            model, dim = m.embedder.model, m.embedder.dim
+    finally:
+        lock.release()
+    if not existed:
+        lines = [t("install.db_created", lang, path=db_path, version=SCHEMA_VERSION, model=model, dim=dim)]
+    elif before < SCHEMA_VERSION:
+        lines = [t("install.db_migrated", lang, path=db_path, old=before, new=SCHEMA_VERSION)]
+    else:
+        lines = [t("install.db_current", lang, path=db_path, version=SCHEMA_VERSION)]
+    lines.append(t("install.db_stats", lang, chunks=stats["chunks"], live=stats["live_chunks"],
+                   pending=stats["pending_embeddings"]))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="Create or migrate the memlane database (idempotent).")
+    p.add_argument("--db", help="database file (default: MEMLANE_DB_PATH, else ~/.memlane/memory.db)")
+    p.add_argument("--lang", help="en or zh")
+    args = p.parse_args(argv)
+    lang = i18n_messages.normalize_lang(args.lang) if args.lang else i18n_messages.detect_lang()
+    try:
+        cfg = load_config(overrides={"db_path": args.db, "lang": args.lang})
+        lang = cfg.lang or lang
+        for line in init_db(cfg.resolved_db_path(), cfg, lang):
+            print(line)
+    except MemlaneError as exc:
+        print(exc.render(lang), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Install memlane as a per-user service; safe to re-run. --uninstall removes the service and keeps the data.
+#
+#   scripts/install.sh                      venv + install + database + token + service + client config
+#   scripts/install.sh --python PATH        use an existing environment that has the dependencies (no venv, no pip)
+#   scripts/install.sh --print-service systemd|launchd    print the rendered unit/plist and exit
+#   scripts/install.sh --uninstall          remove the service; data in LIVE_ROOT stays
+#
+# LIVE_ROOT (default ~/.memlane) holds memory.db, auth_token and logs/. MEMLANE_PORT sets the port.
+# SERVICE_MANAGER=systemd|launchd|none overrides the detection (not MEMLANE_*: the daemon rejects unknown keys).
+# Every message comes from i18n_messages.py (scripts/say.py), in English or 中文 (MEMLANE_LANG / LANG).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+LIVE_ROOT="${LIVE_ROOT:-$HOME/.memlane}"
+VENV="${VENV:-$ROOT/.venv}"
+SYS_PYTHON="${PYTHON:-python3}"
+HOST=127.0.0.1
+PORT="${MEMLANE_PORT:-8086}"
+UNIT_NAME=memlane.service
+LABEL=ai.memlane.mcp
+SYSTEMD_DIR="${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user"
+LAUNCHD_DIR="$HOME/Library/LaunchAgents"
+
+mode=install
+PY=""
+print_kind=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --uninstall) mode=uninstall ;;
+        --python) PY="${2:?}"; shift ;;
+        --print-service) mode=print; print_kind="${2:?}"; shift ;;
+        -h|--help) mode=help ;;
+        *) mode=help ;;
+    esac
+    shift
+done
+
+command -v "$SYS_PYTHON" >/dev/null 2>&1 || { echo "$SYS_PYTHON not found; install Python 3.10+ / 未找到 $SYS_PYTHON，请安装 Python 3.10+" >&2; exit 1; }
+say() { "$SYS_PYTHON" "$ROOT/scripts/say.py" "$@"; }
+
+if [ "$mode" = help ]; then say install.usage; exit 0; fi
+
+# Which service manager runs here: systemd (a user session bus), launchd (macOS), or none.
+service_manager() {
+    if [ -n "${SERVICE_MANAGER:-}" ]; then echo "$SERVICE_MANAGER"; return; fi
+    if [ "$(uname -s)" = Darwin ] && command -v launchctl >/dev/null 2>&1; then echo launchd; return; fi
+    if command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1; then
+        echo systemd; return
+    fi
+    echo none
+}
+
+# render TEMPLATE: the template with @ROOT@ @PYTHON@ @LIVE_ROOT@ @HOST@ @PORT@ filled in (XML-escaped for plists).
+render() {
+    "$SYS_PYTHON" - "$1" "$ROOT" "${PY:-$VENV/bin/python}" "$LIVE_ROOT" "$HOST" "$PORT" <<'PYEOF'
+import sys
+from xml.sax.saxutils import escape
+template, root, python, live, host, port = sys.argv[1:]
+text = open(template, encoding="utf-8").read()
+quote = escape if template.endswith(".plist") else (lambda s: s)
+for key, value in {"ROOT": root, "PYTHON": python, "LIVE_ROOT": live, "HOST": host, "PORT": port}.items():
+    text = text.replace("@" + key + "@", quote(value))
+sys.stdout.write(text)
+PYEOF
+}
+
+if [ "$mode" = print ]; then
+    case "$print_kind" in
+        systemd) render "$ROOT/scripts/service/memlane.service" ;;
+        launchd) render "$ROOT/scripts/service/$LABEL.plist" ;;
+        *) say install.usage; exit 2 ;;
+    esac
+    exit 0
+fi
+
+stop_service() {
+    case "$(service_manager)" in
+        systemd) systemctl --user stop "$UNIT_NAME" >/dev/null 2>&1 || true ;;
+        launchd) launchctl bootout "gui/$(id -u)/$LABEL" >/dev/null 2>&1 || true ;;
+    esac
+}
+
+if [ "$mode" = uninstall ]; then
+    removed=0
+    case "$(service_manager)" in
+        systemd)
+            systemctl --user disable --now "$UNIT_NAME" >/dev/null 2>&1 || true
+            if [ -f "$SYSTEMD_DIR/$UNIT_NAME" ]; then rm -f "$SYSTEMD_DIR/$UNIT_NAME"; removed=1; fi
+            systemctl --user daemon-reload >/dev/null 2>&1 || true ;;
+        launchd)
+            launchctl bootout "gui/$(id -u)/$LABEL" >/dev/null 2>&1 || true
+            if [ -f "$LAUNCHD_DIR/$LABEL.plist" ]; then rm -f "$LAUNCHD_DIR/$LABEL.plist"; removed=1; fi ;;
+        *)
+            for f in "$SYSTEMD_DIR/$UNIT_NAME" "$LAUNCHD_DIR/$LABEL.plist"; do
+                if [ -f "$f" ]; then rm -f "$f"; removed=1; fi
+            done ;;
+    esac
+    if [ "$removed" = 1 ]; then
+        say install.uninstalled path="$LIVE_ROOT"
+    else
+        say install.nothing_to_uninstall path="$LIVE_ROOT"
+    fi
+    exit 0
+fi
+
+# 1. The Python environment.
+if [ -n "$PY" ]; then
+    command -v "$PY" >/dev/null 2>&1 || { say install.no_python python="$PY" >&2; exit 1; }
+    PY="$(command -v "$PY")"
+    say install.venv path="$PY"
+else
+    if [ ! -x "$VENV/bin/python" ]; then "$SYS_PYTHON" -m venv "$VENV"; fi
+    PY="$VENV/bin/python"
+    say install.venv path="$VENV"
+    say install.pip path="$VENV"
+    "$PY" -m pip install --quiet --upgrade pip
+    "$PY" -m pip install --quiet "$ROOT"
+fi
+
+# 2. The data directory and database (the running service is stopped first: it holds the database lock).
+mkdir -p "$LIVE_ROOT/logs"
+chmod 700 "$LIVE_ROOT"
+say install.live_root path="$LIVE_ROOT"
+stop_service
+"$PY" "$ROOT/scripts/init_db.py" --db "$LIVE_ROOT/memory.db"
+
+# 3. The token file, created once and never overwritten.
+TOKEN_FILE="$LIVE_ROOT/auth_token"
+if [ -s "$TOKEN_FILE" ]; then
+    chmod 600 "$TOKEN_FILE"
+    say install.token_kept path="$TOKEN_FILE"
+else
+    (umask 077 && "$PY" -c 'import secrets; print(secrets.token_urlsafe(32))' > "$TOKEN_FILE")
+    chmod 600 "$TOKEN_FILE"
+    say install.token_created path="$TOKEN_FILE"
+fi
+
+# 4. The service.
+FOREGROUND="MEMLANE_TOKEN_FILE=\"$TOKEN_FILE\" \"$PY\" \"$ROOT/mcp_server.py\" --host $HOST --port $PORT --db \"$LIVE_ROOT/memory.db\""
+LOG="$LIVE_ROOT/logs/memlane.log"
+case "$(service_manager)" in
+    systemd)
+        mkdir -p "$SYSTEMD_DIR"
+        render "$ROOT/scripts/service/memlane.service" > "$SYSTEMD_DIR/$UNIT_NAME"
+        if systemctl --user daemon-reload && systemctl --user enable "$UNIT_NAME" >/dev/null 2>&1 \
+            && systemctl --user restart "$UNIT_NAME"; then
+            say install.service_systemd unit="$SYSTEMD_DIR/$UNIT_NAME" log="$LOG"
+        else
+            say install.service_failed detail="systemctl --user" cmd="$FOREGROUND"
+        fi ;;
+    launchd)
+        mkdir -p "$LAUNCHD_DIR"
+        render "$ROOT/scripts/service/$LABEL.plist" > "$LAUNCHD_DIR/$LABEL.plist"
+        launchctl bootout "gui/$(id -u)/$LABEL" >/dev/null 2>&1 || true
+        if launchctl bootstrap "gui/$(id -u)" "$LAUNCHD_DIR/$LABEL.plist" 2>/dev/null \
+            || launchctl load -w "$LAUNCHD_DIR/$LABEL.plist" 2>/dev/null; then
+            say install.service_launchd plist="$LAUNCHD_DIR/$LABEL.plist" log="$LOG"
+        else
+            say install.service_failed detail="launchctl" cmd="$FOREGROUND"
+        fi ;;
+    *)
+        say install.no_service cmd="$FOREGROUND" ;;
+esac
+
+# 5. What to paste into a client.
+URL="http://$HOST:$PORT"
+echo
+say install.client_config token_file="$TOKEN_FILE"
+cat <<CFG
+  Claude Code:
+    claude mcp add --transport sse memlane $URL/sse --header "Authorization: Bearer \$(cat $TOKEN_FILE)"
+  Cursor (~/.cursor/mcp.json) and clients that take a URL and headers:
+    {"mcpServers": {"memlane": {"url": "$URL/sse", "headers": {"Authorization": "Bearer <token>"}}}}
+  Claude Desktop (claude_desktop_config.json, through mcp-remote):
+    {"mcpServers": {"memlane": {"command": "npx", "args": ["-y", "mcp-remote", "$URL/sse", "--header", "Authorization: Bearer <token>"]}}}
+  Streamable HTTP: $URL/mcp with the same header. <token> is the content of $TOKEN_FILE.
+CFG
+echo
+say install.done url="$URL"

@@ -1,0 +1,54 @@
+"""The daemon's error mapping, in process, over a real Memory."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+
+import mcp_server
+from config import load_config
+from memory import Memory
+
+
+def test_unexpected_exception_becomes_internal_with_a_logged_traceback(
+        mem: Memory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    server = mcp_server.MemlaneMCP(mem, "en")
+
+    def boom(**_: object) -> dict[str, object]:
+        raise RuntimeError("secret detail 12345")
+
+    monkeypatch.setattr(mem, "stats", boom)
+    with caplog.at_level(logging.ERROR, logger="memlane.server"):
+        res = asyncio.run(server.call_tool("memory_stats", {}))
+    text = res.content[0].text
+    assert res.is_error and text.startswith("[internal] ") and "RuntimeError" in text
+    assert "secret detail" not in text  # the detail stays in the log
+    assert any(r.exc_info and "secret detail 12345" in str(r.exc_info[1]) for r in caplog.records)
+
+
+def test_memlane_error_is_rendered_in_the_daemon_language(tmp_path: Path, e5: object) -> None:
+    m = Memory(tmp_path / "m.db", config=load_config({"HOME": str(tmp_path)}), embedder=e5)  # type: ignore[arg-type]
+    server = mcp_server.MemlaneMCP(m, "zh")
+    m.close()
+    res = asyncio.run(server.call_tool("memory_stats", {}))
+    assert res.is_error and res.content[0].text.startswith("[unavailable] ")
+    assert "已关闭" in res.content[0].text
+    res = asyncio.run(server.call_tool("memory_recall", {"query": "x", "extra": 1}))
+    assert res.content[0].text.startswith("[invalid_argument] 未知参数 extra")
+
+
+def test_draining_daemon_refuses_new_calls(mem: Memory) -> None:
+    server = mcp_server.MemlaneMCP(mem, "en")
+    server.draining = True
+    res = asyncio.run(server.call_tool("memory_stats", {}))
+    assert res.is_error and res.content[0].text.startswith("[unavailable] ")
+
+
+@pytest.mark.parametrize(("host", "expected"), [("127.0.0.1", True), ("localhost", True), ("::1", True),
+                                                ("127.0.0.2", True), ("0.0.0.0", False), ("192.168.1.4", False),
+                                                ("example.com", False)])
+def test_is_loopback(host: str, expected: bool) -> None:
+    assert mcp_server.is_loopback(host) is expected
