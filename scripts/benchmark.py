@@ -487,7 +487,7 @@ async def _mcp_recalls(url: str, transport: str, queries: list[str]) -> list[flo
                 t0 = time.perf_counter()
                 res = await session.call_tool("memory_recall", {"query": q, "namespace": NS})
                 times.append((time.perf_counter() - t0) * 1000)
-                if res.isError:
+                if res.is_error:
                     raise RuntimeError(f"memory_recall failed over {transport}: {res.content}")
     return times
 
@@ -530,6 +530,8 @@ def daemon_phase(db_path: Path, home: Path, queries: list[str]) -> dict[str, Any
         out["rss_after_mb"] = rss_mb(proc.pid)
         return out
     except Exception as exc:  # report what failed instead of hiding it; the rest of the run stands
+        while getattr(exc, "exceptions", None):  # anyio wraps the real error in an exception group
+            exc = exc.exceptions[0]
         out["error"] = t("bench.daemon_failed", detail=f"{type(exc).__name__}: {exc}"[:500])
         return out
     finally:
