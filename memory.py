@@ -866,18 +866,12 @@ class Memory:
         lists: list[list[int]] = []
         if latin:
             match = " OR ".join(fts_quote(w) for w in latin)
-            lists.append([r[0] for r in db.execute(
-                f"select c.seq from chunks_fts f join chunks c on c.seq = f.rowid "
-                f"where chunks_fts match ? and {plan.where} order by bm25(chunks_fts) limit ?",
-                (match, *plan.args, plan.depth))])
+            lists.append(si.fts_top(db, "chunks_fts", match, plan.where, plan.args, plan.depth))
         long_words = [w for w in cjk if len(w) >= 3]
         short_words = [w for w in cjk if len(w) < 3]
         if long_words:
             match = " OR ".join(fts_quote(w) for w in long_words)
-            lists.append([r[0] for r in db.execute(
-                f"select c.seq from chunks_tri t join chunks c on c.seq = t.rowid "
-                f"where chunks_tri match ? and {plan.where} order by bm25(chunks_tri) limit ?",
-                (match, *plan.args, plan.depth))])
+            lists.append(si.fts_top(db, "chunks_tri", match, plan.where, plan.args, plan.depth))
         if short_words:
             # Trigram FTS cannot match two characters: the bigram index finds the candidates, and
             # LIKE (escaped) on those rows only scores them as before (words matched, importance).
@@ -956,8 +950,11 @@ class Memory:
             rows = db.execute(
                 f"select r.subject_id, r.object_id, r.confidence, r.chunk_id from relations r "
                 f"where +r.namespace = ? and {rel_valid} and (r.subject_id in ({marks}) or r.object_id in ({marks})) "
-                f"order by r.confidence desc limit 2000",
+                f"limit 2000",
                 (plan.namespace, *rel_args, *part, *part)).fetchall()
+            # No ORDER BY in SQL: it made SQLite gather and sort every relation of a hub before the
+            # limit (200 ms at 100k chunks); a stable sort here gives the same order for what is read.
+            rows.sort(key=lambda r: -r[2])
             nxt = set()
             for subj, obj, conf, chunk_id in rows:
                 for other in (obj, subj):
@@ -972,9 +969,13 @@ class Memory:
             frontier = nxt
         scored: dict[int, tuple[int, float]] = {}
         if reached:
-            ids = list(reached)[:1000]
-            for i in range(0, len(ids), 500):
-                part = ids[i : i + 500]
+            # Nearest and most confident entities first, a slice at a time, until there are enough
+            # candidates: a dense graph reaches hundreds of entities in two hops.
+            ids = sorted(reached, key=lambda e: (reached[e][0], -reached[e][1]))[:1000]
+            for i in range(0, len(ids), 100):
+                if len(scored) >= plan.depth * 4:
+                    break
+                part = ids[i : i + 100]
                 marks = ",".join("?" * len(part))
                 for seq, eid in db.execute(
                     f"select c.seq, ce.entity_id from chunk_entities ce join chunks c on c.seq = ce.chunk_seq "
