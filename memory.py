@@ -42,6 +42,7 @@ LANES = ("vector", "graph", "meta", "entity")
 RRF_K = 60
 STOCK_BOOST = 0.05
 LANE_DEPTH = 50  # candidates each lane contributes to fusion
+GRAPH_HOP_ROWS = 500  # relations read per hop: bounds the walk through hubs in a dense graph
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 BUSY_TIMEOUT_MS = 10_000
 CACHE_KIB = 64 * 1024
@@ -348,6 +349,7 @@ class Memory:
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._qcache_lock = threading.Lock()
         self._ns_counts: dict[str, tuple[float, int]] = {}  # namespace -> (monotonic time, live chunks)
+        self._vec_center = si.ensure_center(self)  # for the coarse sign-bit codes (search_index)
         self._queue_cv = threading.Condition()
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
@@ -684,7 +686,8 @@ class Memory:
                 still = db.execute("select 1 from embed_queue where chunk_seq = ?", (seq,)).fetchone()
                 if not still:
                     continue
-                si.write_vector(db, seq, ns, bool(live), lang, np.asarray(vec, dtype=np.float32).tobytes())
+                si.write_vector(db, seq, ns, bool(live), lang, np.asarray(vec, dtype=np.float32).tobytes(),
+                                self._vec_center)
                 db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
         with self._queue_cv:
             self._queue_cv.notify_all()
@@ -835,7 +838,7 @@ class Memory:
         live_only = not plan.as_of and not plan.include_history
         filtered = bool(plan.filter_sql) or not live_only
         if not filtered and self._live_count(db, plan.namespace, exact_below=0) >= si.COARSE_MIN_CHUNKS:
-            return _LaneResult(si.coarse_knn(db, plan.namespace, qv, plan.depth), 0)
+            return _LaneResult(si.coarse_knn(db, plan.namespace, qv, plan.depth, self._vec_center), 0)
         k = min(4096, plan.depth * (8 if filtered else 1))
         live_clause = " and live = 1" if live_only else ""
         rows = db.execute(
@@ -950,8 +953,8 @@ class Memory:
             rows = db.execute(
                 f"select r.subject_id, r.object_id, r.confidence, r.chunk_id from relations r "
                 f"where +r.namespace = ? and {rel_valid} and (r.subject_id in ({marks}) or r.object_id in ({marks})) "
-                f"limit 2000",
-                (plan.namespace, *rel_args, *part, *part)).fetchall()
+                f"limit ?",
+                (plan.namespace, *rel_args, *part, *part, GRAPH_HOP_ROWS)).fetchall()
             # No ORDER BY in SQL: it made SQLite gather and sort every relation of a hub before the
             # limit (200 ms at 100k chunks); a stable sort here gives the same order for what is read.
             rows.sort(key=lambda r: -r[2])
@@ -979,13 +982,13 @@ class Memory:
                 marks = ",".join("?" * len(part))
                 for seq, eid in db.execute(
                     f"select c.seq, ce.entity_id from chunk_entities ce join chunks c on c.seq = ce.chunk_seq "
-                    f"where ce.entity_id in ({marks}) and {plan.where} limit 2000", (*part, *plan.args)):
+                    f"where ce.entity_id in ({marks}) and {plan.where} limit ?", (*part, *plan.args, plan.depth * 4)):
                     hop, conf = reached[eid]
                     cur = scored.get(seq)
                     if cur is None or (hop, -conf) < (cur[0], -cur[1]):
                         scored[seq] = (hop, conf)
         if evidence:
-            ids = list(evidence)[:500]
+            ids = sorted(evidence, key=lambda c: (evidence[c][0], -evidence[c][1]))[: plan.depth * 4]
             marks = ",".join("?" * len(ids))
             for seq, cid in db.execute(f"select c.seq, c.id from chunks c where c.id in ({marks}) and {plan.where}",
                                        (*ids, *plan.args)):

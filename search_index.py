@@ -16,14 +16,63 @@ import numpy as np
 # produces from a query is always a bigram of the stored text exactly when LIKE '%word%' matches.
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]+")
 
-# Above this many live chunks in a namespace the vector lane uses the coarse bit pass + rescoring;
-# below it the exact float32 scan is fast enough and exact.
-COARSE_MIN_CHUNKS = 20_000
+# From this many live chunks in a namespace the vector lane uses the coarse bit pass + rescoring;
+# below it the exact float32 scan. The coarse pass is faster but not exact (docs/BENCHMARKS.md:
+# recall@10 0.95-0.98 on real e5 vectors at 7k), so it is kept for sizes where the exact scan is
+# too slow to be interactive (~0.7 us a vector with sqlite-vec 0.1.9's scalar cosine).
+COARSE_MIN_CHUNKS = 200_000
 # vec0's partition key `bucket` = seq % BUCKETS. vec0's top-k selection costs rows x k per query,
-# so asking 8 buckets for k/8 each costs an eighth of one query for k.
-BUCKETS = 8
-# Candidates the coarse pass hands to float32 rescoring, as a multiple of the lane depth.
-OVERSAMPLE = 4
+# so asking 16 buckets for k/16 each costs a sixteenth of one query for k.
+BUCKETS = 16
+# Candidates the coarse pass hands to float32 rescoring (at least OVERSAMPLE x the lane depth).
+CANDIDATES = 512
+OVERSAMPLE = 8
+
+# Sign bits only carry information once the embedder's common direction is removed: e5 vectors all
+# sit within ~25 degrees of one another, so raw signs are nearly the same for every text (measured:
+# recall@10 0.68 raw, 0.96 centred at 200 candidates on 6.6k real vectors). The centre is the mean
+# of these texts' embeddings, computed once per model and stored in `meta`.
+REFERENCE_TEXTS = (
+    "The weather in Berlin is cold and rainy today.", "我明天要去上海出差，周五回来。",
+    "Alice bought 100 shares of Apple after the earnings call.", "会议改到下午三点，在三楼会议室。",
+    "The production server crashed after the last update.", "他喜欢吃火锅和饺子，不太能吃辣。",
+    "Remember to call the dentist on Monday morning.", "这家公司的季度财报超出了市场预期。",
+    "My daughter started piano lessons in September.", "贵州茅台（600519）今天上涨了百分之三。",
+    "The recipe needs two eggs, flour and a pinch of salt.", "我们计划明年春天去日本看樱花。",
+    "Bob prefers green tea to coffee in the morning.", "项目的截止日期推迟到了下个月底。",
+    "The invoice INV-2031 was paid by bank transfer.", "她在杭州的一家互联网公司做产品经理。",
+)
+
+
+def compute_center(embedder: Any) -> np.ndarray:
+    """The mean embedding of REFERENCE_TEXTS (run outside any write transaction)."""
+    return np.asarray(embedder.embed_passages(list(REFERENCE_TEXTS)), dtype=np.float32).mean(axis=0)
+
+
+def ensure_center(mem: Any) -> np.ndarray:
+    """The stored centre for the store's embedder, computing and storing it on first use."""
+    model = mem.embedder.model
+    rows = dict(mem._writer.execute(
+        "select key, value from meta where key in ('vec_center', 'vec_center_model')").fetchall())
+    if rows.get("vec_center_model") == model and rows.get("vec_center"):
+        return np.frombuffer(bytes.fromhex(rows["vec_center"]), dtype=np.float32).copy()
+    # Cached on the embedder too: one process opening many stores (tests, tools) embeds the texts once.
+    center = getattr(mem.embedder, "_memlane_center", None)
+    if center is None or getattr(mem.embedder, "_memlane_center_model", None) != model:
+        center = compute_center(mem.embedder)
+        try:
+            mem.embedder._memlane_center, mem.embedder._memlane_center_model = center, model
+        except AttributeError:  # an embedder with __slots__ simply recomputes next time
+            pass
+    with mem.atomic() as db:
+        db.execute("insert or replace into meta(key, value) values ('vec_center', ?)", (center.tobytes().hex(),))
+        db.execute("insert or replace into meta(key, value) values ('vec_center_model', ?)", (model,))
+    return center
+
+
+def sign_bits(vec: np.ndarray, center: np.ndarray) -> bytes:
+    """The coarse code of a vector: one bit per dimension, set where it exceeds the centre."""
+    return np.packbits(np.asarray(vec, dtype=np.float32) > center).tobytes()
 
 
 def bigram_token(word: str) -> str:
@@ -73,7 +122,8 @@ def fts_top(db: Any, table: str, match: str, where: str, args: list[Any], depth:
     return [r[0] for r in rows]
 
 
-def write_vector(db: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes) -> None:
+def write_vector(db: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes,
+                 center: np.ndarray) -> None:
     """Store one chunk's vector three ways: exact (chunk_vec), coarse sign bits (chunk_vec_bit) and
     float32 for rescoring (chunk_vec_f32). Re-embedding replaces all three."""
     # A vec0 delete of a rowid that is not there costs ~1 ms (measured), so look in the plain table first.
@@ -84,21 +134,20 @@ def write_vector(db: Any, seq: int, namespace: str, live: bool, lang: str, vec: 
     db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?, ?, ?, ?, ?)",
                (seq, namespace, int(live), lang, vec))
     db.execute(
-        "insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) "
-        "values (?, ?, ?, ?, vec_quantize_binary(?))",
-        (seq, namespace, seq % BUCKETS, int(live), vec),
+        "insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) values (?, ?, ?, ?, vec_bit(?))",
+        (seq, namespace, seq % BUCKETS, int(live), sign_bits(np.frombuffer(vec, dtype=np.float32), center)),
     )
     db.execute("insert into chunk_vec_f32(seq, embedding) values (?, ?)", (seq, vec))
 
 
-def coarse_knn(db: Any, namespace: str, qv: np.ndarray, depth: int) -> list[int]:
+def coarse_knn(db: Any, namespace: str, qv: np.ndarray, depth: int, center: np.ndarray) -> list[int]:
     """Live chunks nearest to `qv`: Hamming top-k per bucket, then exact cosine over those candidates."""
-    per_bucket = max(4, math.ceil(depth * OVERSAMPLE / BUCKETS))
-    qb = np.asarray(qv, dtype=np.float32).tobytes()
+    per_bucket = max(4, math.ceil(max(CANDIDATES, depth * OVERSAMPLE) / BUCKETS))
+    qb = sign_bits(qv, center)
     cands: list[int] = []
     for bucket in range(BUCKETS):
         cands += [r[0] for r in db.execute(
-            "select rowid from chunk_vec_bit where embedding match vec_quantize_binary(?) and k = ? "
+            "select rowid from chunk_vec_bit where embedding match vec_bit(?) and k = ? "
             "and namespace = ? and bucket = ? and live = 1",
             (qb, per_bucket, namespace, bucket))]
     if not cands:
@@ -117,3 +166,22 @@ def coarse_knn(db: Any, namespace: str, qv: np.ndarray, depth: int) -> list[int]
     sims = mat @ np.asarray(qv, dtype=np.float32)
     order = np.argsort(-sims, kind="stable")[:depth]
     return [seqs[i] for i in order]
+
+
+def rebuild_bits(db: Any, center: np.ndarray, batch: int = 5000) -> int:
+    """Recompute every coarse code from chunk_vec_f32 (after the centre or BUCKETS changed); in the
+    caller's transaction. Returns the number of rows written."""
+    db.execute("delete from chunk_vec_bit")
+    done, last = 0, -1
+    while True:
+        rows = db.execute(
+            "select f.seq, f.embedding, v.namespace, v.live from chunk_vec_f32 f join chunk_vec v on v.rowid = f.seq "
+            "where f.seq > ? order by f.seq limit ?", (last, batch)).fetchall()
+        if not rows:
+            return done
+        db.executemany(
+            "insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) values (?, ?, ?, ?, vec_bit(?))",
+            [(seq, ns, seq % BUCKETS, live, sign_bits(np.frombuffer(blob, dtype=np.float32), center))
+             for seq, blob, ns, live in rows])
+        done += len(rows)
+        last = rows[-1][0]

@@ -353,7 +353,7 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
                         linked.append(ent)
                 blob = vec.tobytes()
                 db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
-                si.write_vector(db, seq, NS, True, it["lang"], blob)  # what the embedding worker does
+                si.write_vector(db, seq, NS, True, it["lang"], blob, mem._vec_center)  # as the worker does
                 if it["relation"] and it["relation"] not in seen_rel:
                     seen_rel.add(it["relation"])
                     s, p, o = it["relation"]
@@ -576,6 +576,8 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     try:
         if args.from_db:
             result["seeding"] = {"mode": f"copied from {args.from_db}", "seconds": 0, "chunks_per_s": None}
+            with mem.atomic() as db:  # codes of a saved DB may predate the current centre or BUCKETS
+                si.rebuild_bits(db, mem._vec_center)
         elif args.vectors == "model":
             result["seeding"] = seed_model(mem, args.chunks, args.seed, not args.no_progress)
         else:
