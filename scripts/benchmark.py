@@ -519,7 +519,7 @@ def daemon_phase(db_path: Path, home: Path, queries: list[str]) -> dict[str, Any
                 pass
             time.sleep(0.02)
         if ready is None:
-            err = proc.stderr.read().decode(errors="replace")[-1500:] if proc.poll() is not None else ""
+            err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace")[-1500:] if proc.poll() is not None else ""
             return {"skipped": t("bench.daemon_unready", detail=err or "timeout")}
         out["start_to_ready_s"] = round(ready - started, 3)
         time.sleep(0.5)
@@ -531,7 +531,7 @@ def daemon_phase(db_path: Path, home: Path, queries: list[str]) -> dict[str, Any
         return out
     except Exception as exc:  # report what failed instead of hiding it; the rest of the run stands
         while getattr(exc, "exceptions", None):  # anyio wraps the real error in an exception group
-            exc = exc.exceptions[0]
+            exc = exc.exceptions[0]  # type: ignore[attr-defined]
         out["error"] = t("bench.daemon_failed", detail=f"{type(exc).__name__}: {exc}"[:500])
         return out
     finally:
@@ -602,9 +602,9 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             real_log(*a, **k)
             log_ms.append((time.perf_counter() - t0) * 1000)
 
-        mem._log_recall = timed_log  # measure what the recall_log write through the writer lock costs
+        mem._log_recall = timed_log  # type: ignore[method-assign]  # measure what the recall_log write through the writer lock costs
         result["recall"], outs = recall_phase(mem, queries)
-        mem._log_recall = real_log
+        mem._log_recall = real_log  # type: ignore[method-assign]
         result["recall"]["query_cache"] = "off"
         result["recall_log_write"] = pct(log_ms)
         say("bench.recall_line", what=t("bench.phase.recall"), **_line(result["recall"]))
@@ -612,7 +612,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         result["recall_vector_only"], _ = recall_phase(mem, queries, lanes=["vector"])
         say("bench.recall_line", what=t("bench.phase.vector"), **_line(result["recall_vector_only"]))
 
-        mem._run_lanes = types.MethodType(sequential_run_lanes, mem)
+        mem._run_lanes = types.MethodType(sequential_run_lanes, mem)  # type: ignore[method-assign]
         result["recall_sequential"], _ = recall_phase(mem, queries)
         say("bench.recall_line", what=t("bench.phase.sequential"), **_line(result["recall_sequential"]))
         del mem._run_lanes
@@ -631,7 +631,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         say("bench.recall_line", what=t("bench.phase.warm"), **_line(result["recall_cache_on"]))
         result["recall_vector_only_cache_on"], vec_outs = recall_phase(mem, queries, lanes=["vector"], top_k=K_EXACT)
         say("bench.recall_line", what=t("bench.phase.vector_warm"), **_line(result["recall_vector_only_cache_on"]))
-        mem._run_lanes = types.MethodType(sequential_run_lanes, mem)
+        mem._run_lanes = types.MethodType(sequential_run_lanes, mem)  # type: ignore[method-assign]
         result["recall_sequential_cache_on"], _ = recall_phase(mem, queries)
         del mem._run_lanes
         mem.config = dataclasses.replace(mem.config, query_cache_size=0)
@@ -705,11 +705,11 @@ def under_writes(mem: Any, queries: list[str], args: argparse.Namespace) -> dict
 
     th = threading.Thread(target=writer, name="bench-writer")
     th.start()
-    mem._log_recall = timed_log
+    mem._log_recall = timed_log  # type: ignore[method-assign]
     try:
         stats, _ = recall_phase(mem, queries)
     finally:
-        mem._log_recall = real_log
+        mem._log_recall = real_log  # type: ignore[method-assign]
         stop.set()
         th.join(120)
         mem.config = dataclasses.replace(mem.config, query_cache_size=0)
