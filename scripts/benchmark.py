@@ -556,6 +556,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "label": t("bench.label_synthetic" if args.vectors == "synthetic" else "bench.label_model",
                    chunks=args.chunks),
         "command": "python scripts/benchmark.py " + " ".join(sys.argv[1:]),
+        "commit": _commit(),
         "machine": machine(),
         "params": {"chunks": args.chunks, "queries": args.queries, "vectors": args.vectors, "seed": args.seed,
                    "warmup": WARMUP, "coarse_min_chunks": si.COARSE_MIN_CHUNKS, "buckets": si.BUCKETS,
@@ -752,6 +753,18 @@ def explain_plans(mem: Any, queries: list[str]) -> list[dict[str, Any]]:
     return out
 
 
+def _commit() -> str | None:
+    """The checkout's commit (with +dirty when files differ), so a result names the code it measured."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=str(ROOT), timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, cwd=str(ROOT), timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (head + ("+dirty" if dirty else "")) or None
+
+
 def _line(s: dict[str, Any]) -> dict[str, Any]:
     return {"p50": s.get("p50_ms"), "p95": s.get("p95_ms"), "p99": s.get("p99_ms"), "n": s.get("count")}
 
@@ -937,7 +950,7 @@ def markdown(sources: list[Path]) -> str:
     out = []
     for r in runs:
         n = r["params"]["chunks"]
-        out += [f"### {n:,} chunks — {r['label']}", "", f"`{r['command']}`", "",
+        out += [f"### {n:,} chunks — {r['label']}", "", f"`{r['command']}` (code at {r.get('commit') or '?'})", "",
                 f"Machine: {r['machine']['cpu']}, {r['machine']['cores']} cores, load average "
                 f"{r['machine']['loadavg_start']} at start, {r['machine'].get('loadavg_end')} at end. "
                 f"DB: {r['db']['db_bytes'] / 2**20:.0f} MiB, {r['db']['chunks']:,} chunks, "
