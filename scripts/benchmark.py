@@ -743,8 +743,8 @@ def explain_plans(mem: Any, queries: list[str]) -> list[dict[str, Any]]:
     out = []
     db = mem._reader()
     for sql in list(seen)[:60]:
-        short = sql if len(sql) < 400 else sql[:400] + " ..."
-        short = re.sub(r"X'[0-9A-Fa-f]{64,}'", "X'<vector>'", short)
+        short = sql_shape(sql)
+        short = short if len(short) < 400 else short[:400] + " ..."
         try:
             plan = [str(r[-1]) for r in db.execute("explain query plan " + sql).fetchall()]
         except Exception as exc:  # a statement that cannot be explained is reported, not hidden
@@ -933,6 +933,16 @@ def plot(out: Path, sources: list[Path]) -> None:
 # ---------------------------------------------------------------- markdown tables for the docs
 
 
+def sql_shape(sql: str) -> str:
+    """A statement with its literal values replaced by ?, and IN lists folded, to group alike ones."""
+    s = re.sub(r"[xX]'[0-9A-Fa-f<>a-z]*'", "?", sql)
+    s = re.sub(r"'(?:[^']|'')*'", "?", s)
+    s = re.sub(r"\b\d+(?:\.\d+)?\b", "?", s)
+    s = re.sub(r"\(\s*\?(?:\s*,\s*\?)+\s*\)", "(?, ...)", s)
+    s = re.sub(r"(\(\?, \?\)(?:,\s*)?)+", "(?, ?), ...", s)
+    return s.replace(" ...", " ...").strip()
+
+
 def markdown(sources: list[Path]) -> str:
     """The tables of docs/BENCHMARKS.md, from result files (so every number there comes from here)."""
     runs = sorted((json.loads(p.read_text(encoding="utf-8")) for p in sources), key=lambda r: r["params"]["chunks"])
@@ -1011,6 +1021,20 @@ def markdown(sources: list[Path]) -> str:
         out += [row([x["measure"], x["target"], x["value"], {True: "yes", False: "**no**", None: "-"}[x["met"]]])
                 for x in r["targets"]]
         out.append("")
+    big = next((r for r in reversed(runs) if r.get("explain")), None)
+    if big:
+        out += [f"### EXPLAIN QUERY PLAN at {big['params']['chunks']:,} chunks", "",
+                "Every kind of statement the lanes ran for 12 recalls (values shown as `?`):", "", "```"]
+        shown: set[tuple[str, ...]] = set()
+        for e in big["explain"]:
+            shape = sql_shape(e["sql"])
+            key = (shape[:90], *e["plan"])
+            if key in shown:
+                continue
+            shown.add(key)
+            out.append(shape if len(shape) <= 240 else shape[:240] + " ...")
+            out += [f"    -> {line}" for line in e["plan"]]
+        out += ["```", ""]
     return "\n".join(out)
 
 
