@@ -147,3 +147,31 @@ def test_coarse_vector_path_matches_exact_when_candidates_cover_the_namespace(me
     mem.forget(coarse[0][0], namespace="v")
     after = [h["chunk_id"] for h in mem.recall(queries[0], namespace="v", lanes=["vector"], top_k=10)["hits"]]
     assert coarse[0][0] not in after and after[0] == coarse[0][1]
+
+
+def test_recall_does_not_wait_for_a_busy_writer_and_its_log_row_lands(mem) -> None:
+    import threading
+
+    mem.remember("Alice keeps her bike in the shed", namespace="w")
+    holding, recalled = threading.Event(), threading.Event()
+    outcome: list[bool] = []
+
+    def hold_writer() -> None:
+        with mem.atomic() as db:  # another writer mid-transaction
+            db.execute("select 1")
+            holding.set()
+            outcome.append(recalled.wait(60))  # False if the recall had to wait for this writer
+
+    th = threading.Thread(target=hold_writer)
+    th.start()
+    assert holding.wait(60)
+    before = mem._reader().execute("select count(*) from recall_log").fetchone()[0]
+    res = mem.recall("where is the bike", namespace="w")  # would block here if it waited for the writer
+    recalled.set()
+    th.join(90)
+    assert not th.is_alive()
+    assert outcome == [True]
+    assert res["hits"] and res["hits"][0]["content"].startswith("Alice")
+    # The holder wrote the queued row when it let go of the writer.
+    after = mem._reader().execute("select count(*) from recall_log").fetchone()[0]
+    assert after == before + 1
