@@ -690,7 +690,7 @@ def under_writes(mem: Any, queries: list[str], args: argparse.Namespace) -> dict
 
     def writer() -> None:
         i = 0
-        while not stop.is_set() and i < 5000:
+        while not stop.is_set() and i < 300:  # bounded: each one is also embedding work for later
             it = make_item(args.chunks + 30_000_000 + i, args.seed)
             mem.remember(it["content"], namespace=NS, tags=it["tags"], entities=it["entities"])
             i += 1
