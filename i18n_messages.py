@@ -391,6 +391,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "not measured with synthetic vectors: run with --vectors model to time bulk import against the embedder",
         "zh": "合成向量模式不测量批量导入：请用 --vectors model 运行，以对比嵌入模型的吞吐",
     },
+    "bench.bulk_from_db": {
+        "en": "not measured: this run started from a saved database; the run that seeded it (--save-db) has the bulk import figure",
+        "zh": "未测量：本次运行使用已保存的数据库；批量导入的数据见生成它的那次运行（--save-db）",
+    },
     "bench.startup": {
         "en": "fresh process: ready in {start_to_ready_s} s, RSS idle {rss_idle_mb} MB, after {rss_after_mb} MB ({what})",
         "zh": "新进程：{start_to_ready_s} 秒就绪，空闲内存 {rss_idle_mb} MB，运行后 {rss_after_mb} MB（{what}）",

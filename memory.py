@@ -42,6 +42,7 @@ LANES = ("vector", "graph", "meta", "entity")
 RRF_K = 60
 STOCK_BOOST = 0.05
 LANE_DEPTH = 50  # candidates each lane contributes to fusion
+LIVE_COUNT_EXACT_BELOW = 20_000  # larger namespaces reuse a live-chunk count for up to 30 s
 GRAPH_HOP_ROWS = 200  # relations read per hop: bounds the walk through hubs in a dense graph
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 BUSY_TIMEOUT_MS = 10_000
@@ -803,7 +804,7 @@ class Memory:
         wall = (time.perf_counter() - t0) * 1000
         return {name: results[name] for name in LANES if name in results}, wall
 
-    def _live_count(self, db: Any, namespace: str, exact_below: int = si.COARSE_MIN_CHUNKS) -> int:
+    def _live_count(self, db: Any, namespace: str, exact_below: int = LIVE_COUNT_EXACT_BELOW) -> int:
         """Live chunks in a namespace: exact below `exact_below`, else recounted at most every 30 s,
         since the count walks the namespace's index (tens of ms at 1M)."""
         now = time.monotonic()

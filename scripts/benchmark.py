@@ -663,6 +663,8 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         raw = result["embedding"]["raw_chunks_per_s"]
         result["bulk_import"] = {"chunks_per_s": result["seeding"]["chunks_per_s"],
                                  "ratio_vs_raw_embedder": round(result["seeding"]["chunks_per_s"] / raw, 3)}
+    elif args.from_db:
+        result["bulk_import"] = {"skipped": t("bench.bulk_from_db")}
     else:
         result["bulk_import"] = {"skipped": t("bench.bulk_synthetic")}
     result["startup"] = probe_start(db_path, queries[: min(20, len(queries))], home)
