@@ -916,14 +916,18 @@ def plot(out: Path, sources: list[Path]) -> None:
         raise SystemExit(t("bench.no_matplotlib")) from None
     runs = sorted((json.loads(p.read_text(encoding="utf-8")) for p in sources), key=lambda r: r["params"]["chunks"])
     xs = [r["params"]["chunks"] for r in runs]
-    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=100)
+    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=90)
     for key, label, style in (("recall", "4 lanes, cache off", "o-"), ("recall_cache_on", "4 lanes, excl. embedding", "s--")):
         ax.plot(xs, [r[key]["p50_ms"] for r in runs], style, label=f"p50 {label}")
         ax.plot(xs, [r[key]["p95_ms"] for r in runs], style, alpha=0.45, label=f"p95 {label}")
+    for r in runs:  # say which points used synthetic vectors
+        ax.annotate(r["params"]["vectors"], (r["params"]["chunks"], r["recall"]["p50_ms"]), fontsize=7,
+                    textcoords="offset points", xytext=(4, -10))
     ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlabel("chunks")
     ax.set_ylabel("ms")
-    ax.set_title("memlane recall latency (2 cores, shared)")
+    ax.set_title("memlane recall latency (2 cores shared with other workers, load 7-11)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
