@@ -352,7 +352,7 @@ class Memory:
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._qcache_lock = threading.Lock()
         self._ns_counts: dict[str, tuple[float, int]] = {}  # namespace -> (monotonic time, live chunks)
-        self._vec_center = si.ensure_center(self)  # for the coarse sign-bit codes (search_index)
+        self._vec_center: np.ndarray | None = None  # the coarse codes' centre, loaded on first use
         self._queue_cv = threading.Condition()
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
@@ -682,6 +682,7 @@ class Memory:
             return 0
         try:
             vectors = self.embedder.embed_passages([r[2] for r in rows])
+            center = self._center()  # outside the write transaction: the first call may embed
         except Exception as exc:
             log.warning("%s", MemlaneError("embed.failed", count=len(rows), detail=str(exc)[:200]).message())
             with self.atomic() as db:
@@ -694,7 +695,7 @@ class Memory:
                 if not still:
                     continue
                 si.write_vector(db, seq, ns, bool(live), lang, np.asarray(vec, dtype=np.float32).tobytes(),
-                                self._vec_center)
+                                center)
                 db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
         with self._queue_cv:
             self._queue_cv.notify_all()
@@ -804,6 +805,12 @@ class Memory:
         wall = (time.perf_counter() - t0) * 1000
         return {name: results[name] for name in LANES if name in results}, wall
 
+    def _center(self) -> np.ndarray:
+        """The centre of the coarse sign-bit codes (search_index.ensure_center), loaded once."""
+        if self._vec_center is None:
+            self._vec_center = si.ensure_center(self)
+        return self._vec_center
+
     def _live_count(self, db: Any, namespace: str, exact_below: int = LIVE_COUNT_EXACT_BELOW) -> int:
         """Live chunks in a namespace: exact below `exact_below`, else recounted at most every 30 s,
         since the count walks the namespace's index (tens of ms at 1M)."""
@@ -845,7 +852,7 @@ class Memory:
         live_only = not plan.as_of and not plan.include_history
         filtered = bool(plan.filter_sql) or not live_only
         if not filtered and self._live_count(db, plan.namespace, exact_below=0) >= si.COARSE_MIN_CHUNKS:
-            return _LaneResult(si.coarse_knn(db, plan.namespace, qv, plan.depth, self._vec_center), 0)
+            return _LaneResult(si.coarse_knn(db, plan.namespace, qv, plan.depth, self._center()), 0)
         k = min(4096, plan.depth * (8 if filtered else 1))
         live_clause = " and live = 1" if live_only else ""
         rows = db.execute(

@@ -321,6 +321,7 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
     import validate as v
 
     comps = component_vectors(mem.embedder)
+    center = mem._center()  # before any transaction: the first call may embed
     rng = np.random.default_rng(seed)
     seen_rel: set[tuple[str, str, str]] = set()
     # The vocabulary is finite: once the store has resolved an entity (and its aliases), later chunks
@@ -353,7 +354,7 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
                         linked.append(ent)
                 blob = vec.tobytes()
                 db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
-                si.write_vector(db, seq, NS, True, it["lang"], blob, mem._vec_center)  # as the worker does
+                si.write_vector(db, seq, NS, True, it["lang"], blob, center)  # as the worker does
                 if it["relation"] and it["relation"] not in seen_rel:
                     seen_rel.add(it["relation"])
                     s, p, o = it["relation"]
@@ -577,8 +578,9 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     try:
         if args.from_db:
             result["seeding"] = {"mode": f"copied from {args.from_db}", "seconds": 0, "chunks_per_s": None}
+            center = mem._center()
             with mem.atomic() as db:  # codes of a saved DB may predate the current centre or BUCKETS
-                si.rebuild_bits(db, mem._vec_center)
+                si.rebuild_bits(db, center)
         elif args.vectors == "model":
             result["seeding"] = seed_model(mem, args.chunks, args.seed, not args.no_progress)
         else:
@@ -921,7 +923,7 @@ def plot(out: Path, sources: list[Path]) -> None:
         ax.plot(xs, [r[key]["p50_ms"] for r in runs], style, label=f"p50 {label}")
         ax.plot(xs, [r[key]["p95_ms"] for r in runs], style, alpha=0.45, label=f"p95 {label}")
     for r in runs:  # say which points used synthetic vectors
-        ax.annotate(r["params"]["vectors"], (r["params"]["chunks"], r["recall"]["p50_ms"]), fontsize=7,
+        ax.annotate(r["params"].get("vectors", ""), (r["params"]["chunks"], r["recall"]["p50_ms"]), fontsize=7,
                     textcoords="offset points", xytext=(4, -10))
     ax.set_xscale("log")
     ax.set_yscale("log")

@@ -65,7 +65,7 @@ def test_plot_without_sources_or_with_them(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     runs = []
     for n in (1000, 10000):
-        r = {"params": {"chunks": n}, "recall": {"p50_ms": 10.0, "p95_ms": 20.0},
+        r = {"params": {"chunks": n, "vectors": "model"}, "recall": {"p50_ms": 10.0, "p95_ms": 20.0},
              "recall_cache_on": {"p50_ms": 2.0, "p95_ms": 3.0}}
         p = tmp_path / f"r{n}.json"
         p.write_text(json.dumps(r), encoding="utf-8")
@@ -153,6 +153,7 @@ def test_recall_does_not_wait_for_a_busy_writer_and_its_log_row_lands(mem) -> No
     import threading
 
     mem.remember("Alice keeps her bike in the shed", namespace="w")
+    assert mem.flush(60)  # the embedding worker idle: the only other writer is the one below
     holding, recalled = threading.Event(), threading.Event()
     outcome: list[bool] = []
 
