@@ -929,7 +929,7 @@ def plot(out: Path, sources: list[Path]) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("chunks")
     ax.set_ylabel("ms")
-    ax.set_title("memlane recall latency (2 cores shared with other workers, load 7-11)")
+    ax.set_title("memlane recall latency (2 shared cores, load 7-11)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
