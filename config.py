@@ -103,8 +103,11 @@ def _cast(key: str, raw: Any, where: str) -> Any:
     f = _fields()[key]
     ftype = str(f.type)
 
-    def bad(expected: str) -> ConfigError:
-        return ConfigError("config.bad_value", key=key, where=where, expected=expected, got=repr(raw))
+    # In the environment the user typed MEMLANE_PORT, in a file `port`: name what they typed.
+    name = PREFIX + key.upper() if where == "environment" else key
+
+    def bad(msg_id: str, **extra: Any) -> ConfigError:
+        return ConfigError(msg_id, key=name, where=where, got=repr(raw), **extra)
 
     if "bool" in ftype:
         if isinstance(raw, bool):
@@ -112,36 +115,32 @@ def _cast(key: str, raw: Any, where: str) -> Any:
         elif isinstance(raw, str) and raw.strip().lower() in _TRUE + _FALSE:
             value = raw.strip().lower() in _TRUE
         else:
-            raise bad("true/false")
+            raise bad("config.bad_bool")
     elif "int" in ftype:
-        if isinstance(raw, bool):
-            raise bad("an integer")
-        if isinstance(raw, int):
+        low, high = _RANGES.get(key, (-(2**63), 2**63 - 1))
+        if isinstance(raw, int) and not isinstance(raw, bool):
             value = raw
         elif isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
             value = int(raw.strip())
         else:
-            raise bad("an integer")
-        low, high = _RANGES.get(key, (None, None))
-        if low is not None and not low <= value <= high:
-            raise bad(f"an integer from {low} to {high}")
+            raise bad("config.bad_int", low=low, high=high)
+        if not low <= value <= high:
+            raise bad("config.bad_int", low=low, high=high)
     elif "Path" in ftype:
-        if not isinstance(raw, str):
-            raise bad("a path string")
-        if raw.strip():
+        if isinstance(raw, str) and raw.strip():
             value = Path(os.path.expanduser(raw.strip()))
-        elif "None" in ftype:
+        elif isinstance(raw, str) and "None" in ftype:
             value = None
         else:
-            raise bad("a non-empty path")
+            raise bad("config.bad_path")
     else:
         if not isinstance(raw, str):
-            raise bad("a string")
+            raise bad("config.bad_str")
         value = raw.strip()
         if key == "lang" and value:
             value = value.split(".")[0].split("_")[0].lower()
         if key in _CHOICES and value not in _CHOICES[key]:
-            raise bad("one of " + ", ".join(c for c in _CHOICES[key] if c))
+            raise bad("config.bad_choice", choices=", ".join(c for c in _CHOICES[key] if c))
     return value
 
 

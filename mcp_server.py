@@ -26,17 +26,17 @@ import stat
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-import anyio
 import uvicorn
 from filelock import FileLock, Timeout
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -44,6 +44,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+import dashboard  # dashboard (issue 9)
 import i18n_messages
 from config import Config, load_config
 from errors import InvalidArgument, MemlaneError, Unavailable
@@ -54,6 +55,9 @@ log = logging.getLogger("memlane.server")
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 GRACEFUL_DRAIN_S = 6.0  # in-flight tool calls get this long to finish after SIGTERM
+# Tool calls run on a fixed pool of long-lived threads: Memory keeps one read connection per thread, so
+# threads that come and go (as anyio's idle workers do) would leave a connection behind each time.
+CALL_THREADS = 8
 GRACEFUL_CLOSE_S = 2  # then open streams (idle SSE connections) get this long before they are cancelled
 
 INSTRUCTIONS = (
@@ -216,7 +220,19 @@ def build_tools(memory: Memory) -> list[Tool]:
 
     fns: list[Callable[..., dict[str, Any]]] = [memory_remember, memory_recall, memory_relate, memory_forget,
                                                  memory_update, memory_history, memory_graph_query, memory_stats]
-    return [Tool.from_function(fn, structured_output=True) for fn in fns]
+    # Hints for clients that auto-approve safe tools. forget hides a memory (nothing is deleted, but
+    # recall stops returning it), so it is marked destructive.
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    hints = {
+        "memory_remember": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                           open_world_hint=False),
+        "memory_relate": ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        "memory_update": ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        "memory_forget": ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                                         open_world_hint=False),
+    }
+    return [Tool.from_function(fn, structured_output=True, annotations=hints.get(fn.__name__, read_only))
+            for fn in fns]
 
 
 class MemlaneMCP(MCPServer):
@@ -228,13 +244,23 @@ class MemlaneMCP(MCPServer):
         self.inflight = 0
         self.draining = False
         self._tools = {tool.name: tool for tool in build_tools(memory)}
+        self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="memlane-call")
         super().__init__("memlane", version=__version__, instructions=INSTRUCTIONS, tools=list(self._tools.values()),
                          log_level="INFO")
         self._add_guide_prompt()
 
+    async def run_blocking(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
+        """Run a blocking Memory call off the event loop, on the daemon's own thread pool."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, **kwargs))
+
+    def close(self) -> None:
+        """Wait for calls still running in the pool (the server has stopped sending new ones)."""
+        self._pool.shutdown(wait=True)
+
     def error_result(self, exc: BaseException) -> CallToolResult:
         """The one place errors become tool results: `[code] message` in the daemon's language."""
         if isinstance(exc, MemlaneError):
+            log.info("tool call refused: [%s] %s", exc.code, exc.msg_id)  # ids only: arguments may be private
             text = exc.render(self.lang)
         else:
             log.error("unexpected error in a tool call", exc_info=exc)
@@ -258,7 +284,7 @@ class MemlaneMCP(MCPServer):
             kwargs = {p: arguments.get(p) for p in inspect.signature(tool.fn).parameters}
             self.inflight += 1
             try:
-                result = await anyio.to_thread.run_sync(functools.partial(tool.fn, **kwargs))
+                result = await self.run_blocking(tool.fn, **kwargs)
             finally:
                 self.inflight -= 1
             return tool.fn_metadata.convert_result(result)
@@ -303,8 +329,10 @@ class Guard:
     transports, which get the same limit.
     """
 
-    def __init__(self, app: ASGIApp, *, lang: str, bind_host: str, token: str | None, max_body: int) -> None:
+    def __init__(self, app: ASGIApp, *, lang: str, bind_host: str, token: str | None, max_body: int,
+                 ui_allows: Callable[[Scope], bool] | None = None) -> None:
         self.app = app
+        self.ui_allows = ui_allows  # dashboard (issue 9): lets /ui/login and a /ui session cookie past the token
         self.lang = lang
         self.token = token
         self.max_body = max_body
@@ -336,6 +364,9 @@ class Guard:
         return hmac.compare_digest(header[7:].strip().encode("utf-8"), self.token.encode("utf-8"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":  # no endpoint speaks WebSocket; refuse before any check is needed
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -345,7 +376,8 @@ class Guard:
             response = _error(421, t("server.bad_host", self.lang, host=repr(headers.get("host"))[:80]))
         elif not self.origin_ok(headers.get("origin")):
             response = _error(403, t("server.bad_origin", self.lang, origin=repr(headers.get("origin"))[:80]))
-        elif self.token and scope["path"] != "/health" and not self.token_ok(headers.get("authorization")):
+        elif (self.token and scope["path"] != "/health" and not self.token_ok(headers.get("authorization"))
+              and not (self.ui_allows and self.ui_allows(scope))):  # dashboard (issue 9)
             response = _error(401, t("server.unauthorized", self.lang))
             response.headers["WWW-Authenticate"] = 'Bearer realm="memlane"'
         else:
@@ -405,10 +437,12 @@ def create_app(
     token: str | None = None,
     transports: tuple[str, ...] = ("sse", "http"),
     extra_routes: Sequence[BaseRoute] = (),
+    ui_allows: Callable[[Scope], bool] | None = None,  # dashboard (issue 9), see Guard
 ) -> tuple[ASGIApp, MemlaneMCP]:
     """The whole daemon as one ASGI app (also usable in-process, e.g. with httpx's ASGI transport).
 
     `extra_routes` (e.g. a dashboard) are mounted beside /health, behind the same Host/Origin/token guard.
+    In-process clients must use a loopback base URL (http://127.0.0.1), or the Host check answers 421.
     """
     mcp = MemlaneMCP(memory, lang)
     started = time.monotonic()
@@ -431,7 +465,7 @@ def create_app(
             "embedder": {"model": memory.embedder.model, "dim": memory.embedder.dim}, "pending_embeddings": None,
         }
         try:
-            body["pending_embeddings"] = await anyio.to_thread.run_sync(memory.pending_embeddings)
+            body["pending_embeddings"] = await mcp.run_blocking(memory.pending_embeddings)
         except Exception as exc:  # a health check reports the failure instead of raising it
             detail = exc.message(lang) if isinstance(exc, MemlaneError) else type(exc).__name__
             body.update(status="degraded", reason=t("server.degraded", lang, detail=detail))
@@ -454,7 +488,8 @@ def create_app(
             yield
 
     app = Starlette(routes=routes, lifespan=lifespan)
-    return Guard(app, lang=lang, bind_host=cfg.host, token=token, max_body=cfg.max_request_bytes), mcp
+    return Guard(app, lang=lang, bind_host=cfg.host, token=token, max_body=cfg.max_request_bytes,
+                 ui_allows=ui_allows), mcp
 
 
 # ---------------------------------------------------------------- process: token, lock, signals, main
@@ -497,7 +532,9 @@ def db_lock(db_path: Path) -> Iterator[FileLock]:
 
 def bind_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP; with proto 0 every
+    # keep-alive response waited ~40 ms on Nagle + delayed ACK (found by scripts/bench_dashboard.py).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))
@@ -571,7 +608,11 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             raise
         try:
             memory.embedder.embed_query("warm-up")  # load the model now, not on the first recall
-            app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports)
+            # --- dashboard (issue 9): /ui pages and API; its session cookie opens /ui paths only ---
+            dash = dashboard.Dashboard(memory, cfg, token=token or "", lang=lang)
+            app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports,
+                                  extra_routes=dash.routes(), ui_allows=dash.guard_allows)
+            # --- end dashboard ---
             server = _Uvicorn(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                              timeout_graceful_shutdown=GRACEFUL_CLOSE_S,
                                              server_header=False))
@@ -589,6 +630,9 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
                     await asyncio.sleep(0.02)
                 if server.started:
                     print(ready, flush=True)
+                    # dashboard (issue 9): like Jupyter, a one-time login link when a token is set
+                    print(t("ui.login_url" if token else "ui.open_url", lang,
+                            url=dash.login_url(f"http://{host}:{port}")), flush=True)
                 await task
 
             asyncio.run(serve())
@@ -598,6 +642,8 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             print(t("server.stopping", lang), file=sys.stderr, flush=True)
         finally:
             sock.close()
+            if "mcp" in locals():
+                mcp.close()
             pending = None
             with contextlib.suppress(Exception):
                 pending = memory.pending_embeddings()
@@ -625,6 +671,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 0
+    except Exception as exc:  # anything unforeseen at start: one clear line, the traceback in the log
+        logging.getLogger("memlane").exception("start failed")
+        print(t("server.start_failed", lang, detail=f"{type(exc).__name__}: {exc}"), file=sys.stderr, flush=True)
+        return 1
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 import entity_resolve as er
+import pii
 import search_index as si
 import validate as v
 from config import Config, load_config
@@ -342,6 +343,7 @@ class Memory:
             with self._write_lock:
                 self.migrations_applied = migrate(self._writer, self.embedder.dim)
                 self._check_model(allow_model_change)
+                self._check_writable()
         except BaseException:
             self._writer.close()
             raise
@@ -372,6 +374,18 @@ class Memory:
             with self.atomic() as db:
                 db.execute("insert or replace into meta(key, value) values ('embedder_model', ?)", (model,))
                 db.execute("insert or replace into meta(key, value) values ('embedder_dim', ?)", (str(dim),))
+
+    def _check_writable(self) -> None:
+        """Refuse at start, not at the first write, when the file is read-only (SQLite opens it anyway)."""
+        try:
+            self._writer.execute("begin immediate")
+            try:
+                self._writer.execute("update meta set value = value where key = 'schema_version'")
+            finally:
+                self._writer.execute("rollback")
+        except Exception as exc:
+            err = _sql_error(exc)
+            raise (Unavailable("db.readonly", path=str(self.path)) if err.msg_id == "db.readonly" else err) from exc
 
     def start_worker(self) -> None:
         if self._worker is None:
@@ -445,10 +459,11 @@ class Memory:
 
     def _reader(self) -> Any:
         """This thread's read connection (each lane thread has its own, so lanes run side by side)."""
+        # Checked first: a long-lived thread (the daemon's call pool) keeps its cached, now closed, connection.
+        if self._closed:
+            raise Unavailable("db.closed")
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            if self._closed:
-                raise Unavailable("db.closed")
             conn = connect(self.path)
             self._local.conn = conn
             with self._readers_lock:
@@ -483,7 +498,7 @@ class Memory:
         meta = v.metadata_arg(metadata, cfg.max_metadata_bytes)
         vfrom = v.time_arg(valid_from, "valid_from")
         ents = self._entities_arg(entities)
-        warnings: list[str] = []
+        text, warnings = pii.apply(text, cfg.pii)  # warn, redact or reject secrets and personal data
         digest = content_hash(text)
 
         with self.atomic() as db:
@@ -690,10 +705,14 @@ class Memory:
                                [(str(exc)[:500], r[0]) for r in rows])
             return -1
         with self.atomic() as db:
-            for (seq, ns, _content, lang, live), vec in zip(rows, vectors, strict=False):
-                still = db.execute("select 1 from embed_queue where chunk_seq = ?", (seq,)).fetchone()
+            for (seq, ns, _content, lang, _live), vec in zip(rows, vectors, strict=False):
+                # Liveness is read again here: a forget or update may have closed the chunk while it was
+                # being embedded, and a stale live=1 would let the vector lane return a closed chunk.
+                still = db.execute("select c.valid_until is null from embed_queue q join chunks c on c.seq = "
+                                   "q.chunk_seq where q.chunk_seq = ?", (seq,)).fetchone()
                 if not still:
                     continue
+                live = still[0]
                 si.write_vector(db, seq, ns, bool(live), lang, np.asarray(vec, dtype=np.float32).tobytes(),
                                 center)
                 db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
@@ -780,28 +799,31 @@ class Memory:
                      stock_codes=er.stock_codes_in(text))
 
     def _run_lanes(self, plan: _Plan) -> tuple[dict[str, _LaneResult], float]:
-        """Run the lanes concurrently on the lane pool; graph waits for the entity and vector lanes."""
+        """Run the lanes side by side; the vector lane (the slowest: it embeds the query) runs in the calling
+        thread while the meta and entity lanes run on the lane pool, and graph follows once its seeds are in.
+
+        Keeping the critical path in this thread spares it a thread hand-off, which on a busy machine can
+        cost more than the lexical lanes themselves.
+        """
         t0 = time.perf_counter()
         futures: dict[str, Future[_LaneResult]] = {}
-        need_vector = "vector" in plan.lanes or "graph" in plan.lanes
-        need_entity = "entity" in plan.lanes or "graph" in plan.lanes
-        if need_vector:
-            futures["vector"] = self._pool.submit(self._timed, self._lane_vector, plan)
-        if need_entity:
+        if "entity" in plan.lanes or "graph" in plan.lanes:
             futures["entity"] = self._pool.submit(self._timed, self._lane_entity, plan)
         if "meta" in plan.lanes:
             futures["meta"] = self._pool.submit(self._timed, self._lane_meta, plan)
-        results = {}
+        results: dict[str, _LaneResult] = {}
+        vec = None
+        if "vector" in plan.lanes or "graph" in plan.lanes:
+            vec = self._timed(self._lane_vector, plan)
+            if "vector" in plan.lanes:
+                results["vector"] = vec
         if "graph" in plan.lanes:
-            # The graph lane needs the seeds from two other lanes; run it here once they are in.
-            ent = futures["entity"].result()
-            vec = futures["vector"].result()
-            results["graph"] = self._timed(self._lane_graph, plan, ent, vec)
+            # The graph lane's seeds come from the entity lane and the top vector hits.
+            results["graph"] = self._timed(self._lane_graph, plan, futures["entity"].result(), vec)
         for name, fut in futures.items():
+            res = fut.result()
             if name in plan.lanes:
-                results[name] = fut.result()
-            else:
-                fut.result()
+                results[name] = res
         wall = (time.perf_counter() - t0) * 1000
         return {name: results[name] for name in LANES if name in results}, wall
 
@@ -1099,8 +1121,8 @@ class Memory:
                     hits: list[dict[str, Any]], skipped: str | None) -> None:
         details = [{"chunk_id": h["chunk_id"], "score": h["score"], "ranks": h["ranks"]} for h in hits[:5]]
         with self._log_lock:
-            self._log_rows.append((ns, query[:2000], v.now_iso(), round(took, 3), json.dumps(lanes), wall_ms,
-                                   len(hits), skipped, json.dumps(details)))
+            self._log_rows.append((ns, pii.scrub(query[:2000]), v.now_iso(), round(took, 3), json.dumps(lanes),
+                                   wall_ms, len(hits), skipped, json.dumps(details)))
         # A recall never waits for the writer (measured: 44 ms p50 while another thread remembers,
         # docs/BENCHMARKS.md). When the writer is busy, whoever holds it writes the row on release.
         self._drain_recall_log()
@@ -1241,6 +1263,7 @@ class Memory:
         tag_list = None if tags is None else v.str_list_arg(tags, "tags", cfg.max_tags, cfg.max_tag_chars)
         meta = None if metadata is None else v.metadata_arg(metadata, cfg.max_metadata_bytes)
         vfrom = v.time_arg(valid_from, "valid_from")
+        text, warnings = pii.apply(text, cfg.pii)
         with self.atomic() as db:
             row = db.execute(
                 "select seq, source, importance, tags, metadata, valid_until, kind from chunks "
@@ -1265,7 +1288,7 @@ class Memory:
             self._link_entities(db, ns, seq, text, carried, now)
         with self._queue_cv:
             self._queue_cv.notify_all()
-        return {"chunk_id": cid, "previous_id": target, "namespace": ns}
+        return {"chunk_id": cid, "previous_id": target, "namespace": ns, "warnings": warnings}
 
     def history(self, id: Any, *, namespace: Any = None) -> dict[str, Any]:  # noqa: A002
         """Every version of a memory, oldest first."""
@@ -1411,6 +1434,46 @@ class Memory:
                            "empty": empty},
             "schema_version": SCHEMA_VERSION, "version": __version__,
         }
+
+
+    # ------------------------------------------------------------ rename_namespace (dashboard, issue 9)
+
+    def rename_namespace(self, old: Any, new: Any) -> dict[str, Any]:
+        """Move every row of namespace `old` to the empty namespace `new`, in one transaction.
+
+        Returns the number of rows moved per table. sqlite-vec 0.1.9 refuses UPDATE of a vec0
+        partition key, so vectors move by delete + reinsert inside the same transaction.
+        """
+        src = v.namespace_arg(old)
+        dst = v.namespace_arg(new)
+        if src == dst:
+            raise InvalidArgument("ui.rename_same", namespace=src)
+        tables = ("chunks", "entities", "entity_aliases", "relations")  # identifiers from constants only
+        with self.atomic() as db:
+            if not any(db.execute(f"select 1 from {t} where namespace = ? limit 1", (src,)).fetchone()
+                       for t in tables):
+                raise NotFound("ui.rename_missing", namespace=src)
+            if any(db.execute(f"select 1 from {t} where namespace = ? limit 1", (dst,)).fetchone()
+                   for t in tables):
+                raise Conflict("ui.rename_exists", namespace=dst)
+            moved: dict[str, int] = {"vectors": 0}
+            last = 0
+            while True:  # bounded: each batch advances `last` past at least one chunk of `src`
+                seqs = [r[0] for r in db.execute(
+                    "select seq from chunks where namespace = ? and seq > ? order by seq limit 500", (src, last))]
+                if not seqs:
+                    break
+                last = seqs[-1]
+                marks = ",".join("?" * len(seqs))
+                rows = db.execute(f"select rowid, live, lang, embedding from chunk_vec where rowid in ({marks})",
+                                  seqs).fetchall()
+                db.execute(f"delete from chunk_vec where rowid in ({marks})", seqs)
+                db.executemany("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
+                               [(r[0], dst, r[1], r[2], r[3]) for r in rows])
+                moved["vectors"] += len(rows)
+            for t in (*tables, "recall_log"):
+                moved[t] = db.execute(f"update {t} set namespace = ? where namespace = ?", (dst, src)).rowcount
+        return {"old": src, "new": dst, "moved": moved}
 
 
 def _rrf_merge(lists: list[list[int]]) -> list[int]:

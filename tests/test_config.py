@@ -41,11 +41,11 @@ def test_explicit_config_path(tmp_path):
 
 @pytest.mark.parametrize("env,key", [
     ({"MEMLANE_PORTT": "1"}, "MEMLANE_PORTT"),
-    ({"MEMLANE_PORT": "eighty"}, "port"),
-    ({"MEMLANE_PORT": "70000"}, "port"),
-    ({"MEMLANE_EMBEDDER": "word2vec"}, "embedder"),
-    ({"MEMLANE_PII": "maybe"}, "pii"),
-    ({"MEMLANE_FACTS": "perhaps"}, "facts"),
+    ({"MEMLANE_PORT": "eighty"}, "MEMLANE_PORT"),
+    ({"MEMLANE_PORT": "70000"}, "MEMLANE_PORT"),
+    ({"MEMLANE_EMBEDDER": "word2vec"}, "MEMLANE_EMBEDDER"),
+    ({"MEMLANE_PII": "maybe"}, "MEMLANE_PII"),
+    ({"MEMLANE_FACTS": "perhaps"}, "MEMLANE_FACTS"),
 ])
 def test_bad_env_names_the_key(tmp_path, env, key):
     with pytest.raises(ConfigError) as info:

@@ -17,6 +17,8 @@ import httpx
 import pytest
 from daemon_util import READY_RE, running_daemon
 
+from memory import __version__
+
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL = ROOT / "scripts" / "install.sh"
 INIT_DB = ROOT / "scripts" / "init_db.py"
@@ -136,3 +138,26 @@ def test_install_usage_is_translated(tmp_path: Path, lang: str) -> None:
     res = run(["bash", str(INSTALL), "--help"], clean_env(tmp_path, MEMLANE_LANG=lang))
     assert res.returncode == 0
     assert ("usage:" in res.stdout) if lang == "en" else ("用法" in res.stdout)
+
+
+def test_a_fresh_home_reaches_the_ready_line_with_no_config(tmp_path: Path) -> None:
+    """`python mcp_server.py` with an empty HOME: no config file, no data directory, no flags but the port."""
+    env = clean_env(tmp_path, MEMLANE_PORT="0")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "mcp_server.py")], env=env, cwd=str(ROOT),
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = READY_RE.search(line)
+        assert m, line
+        assert f"db={tmp_path / '.memlane' / 'memory.db'}" in line
+        assert httpx.get(m.group(1) + "/health", timeout=10).json()["status"] == "ok"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+    assert not (tmp_path / ".memlane" / "config.toml").exists()
+
+
+def test_version_flag(tmp_path: Path) -> None:
+    res = run([sys.executable, str(ROOT / "mcp_server.py"), "--version"], clean_env(tmp_path))
+    assert res.returncode == 0 and res.stdout.strip() == f"memlane {__version__}"

@@ -79,6 +79,9 @@ def test_tools_and_prompt_are_listed(daemon: Daemon, transport: str) -> None:
                 assert "namespace" in props
                 assert all(p.get("description") for p in props.values()), tool.name
             assert tools["memory_remember"].input_schema["required"] == ["content"]
+            assert tools["memory_recall"].annotations.read_only_hint is True
+            assert tools["memory_forget"].annotations.destructive_hint is True
+            assert tools["memory_remember"].annotations.read_only_hint is False
             assert set(tools["memory_relate"].input_schema["required"]) == {"subject", "predicate", "object"}
             prompts = {p.name for p in (await s.list_prompts()).prompts}
             assert "memlane-guide" in prompts

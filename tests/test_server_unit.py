@@ -52,3 +52,48 @@ def test_draining_daemon_refuses_new_calls(mem: Memory) -> None:
                                                 ("example.com", False)])
 def test_is_loopback(host: str, expected: bool) -> None:
     assert mcp_server.is_loopback(host) is expected
+
+
+def test_health_is_503_degraded_when_the_store_cannot_be_read(tmp_path: Path, e5: object) -> None:
+    import httpx
+
+    cfg = load_config({"HOME": str(tmp_path)})
+    m = Memory(tmp_path / "m.db", config=cfg, embedder=e5)  # type: ignore[arg-type]
+    app, _ = mcp_server.create_app(m, cfg, lang="en", transports=("sse",))
+
+    async def get() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as c:
+            return await c.get("/health")
+
+    ok = asyncio.run(get())
+    assert ok.status_code == 200 and ok.json()["status"] == "ok"
+    m.close()
+    bad = asyncio.run(get())
+    body = bad.json()
+    assert bad.status_code == 503 and body["status"] == "degraded"
+    assert body["reason"].startswith("the database cannot be read: this memory store is closed")
+    assert set(body) >= {"version", "uptime_s", "db_path", "schema_version", "embedder", "pending_embeddings"}
+
+
+def test_tool_calls_run_on_the_daemons_fixed_thread_pool(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not on the event loop, and not on short-lived threads that would each leave a read connection behind."""
+    import threading
+
+    seen: list[str] = []
+    real = mem.stats
+
+    def stats(**kwargs: object) -> dict[str, object]:
+        seen.append(threading.current_thread().name)
+        return real(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mem, "stats", stats)
+    server = mcp_server.MemlaneMCP(mem, "en")
+
+    async def many() -> None:
+        results = await asyncio.gather(*[server.call_tool("memory_stats", {}) for _ in range(40)])
+        assert not any(r.is_error for r in results)
+
+    asyncio.run(many())
+    server.close()
+    assert len(seen) == 40 and all(name.startswith("memlane-call") for name in seen)
+    assert len(set(seen)) <= mcp_server.CALL_THREADS

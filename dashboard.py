@@ -1,0 +1,645 @@
+"""The local web dashboard at /ui: static pages from ui/ and a small, paginated JSON API over one Memory.
+
+The daemon mounts it with `routes += Dashboard(memory, config, token=token).routes()`. Writes go through
+Memory's public methods (update, forget, rename_namespace); the read views that have no Memory method
+(a memory's facts and relations, health series, namespace counts, export) are plain read-only SQL here,
+on Memory's per-thread reader connection. Every list is bounded and paginated.
+
+Auth: with a token set, every /ui path but /ui/login needs the bearer token or a session cookie. The
+cookie is an HMAC of the token (stateless, so it survives a daemon restart and dies with a new token);
+/ui/login accepts the one-time code the daemon prints at start, or the token itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import math
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
+
+import i18n_messages as i18n
+import memory as memory_module
+import validate as v
+from config import Config
+from errors import InvalidArgument, MemlaneError, NotFound, TooLarge
+
+log = logging.getLogger("memlane.dashboard")
+
+UI_DIR = Path(__file__).with_name("ui")
+COOKIE = "memlane_ui"
+SESSION_MAX_AGE = 7 * 24 * 3600
+PAGE_DEFAULT, PAGE_MAX = 50, 100
+MAX_BODY = 256 * 1024  # content is ≤ 32,768 chars; 256 KiB leaves room for metadata and UTF-8
+HISTORY_MAX = 200  # versions shown for one memory (the newest)
+DETAIL_MAX = 200  # entities, facts, relations shown for one memory
+LOG_SCAN_MAX = 200_000  # recall_log rows read for one latency plot
+EXPORT_BATCH = 500
+STATUS = {"invalid_argument": 400, "not_found": 404, "too_large": 413, "conflict": 409,
+          "unavailable": 503, "internal": 500}
+
+
+# ---------------------------------------------------------------- sessions
+
+
+def _session_key(token: str) -> bytes:
+    return hashlib.sha256(b"memlane-ui-session\0" + token.encode("utf-8")).digest()
+
+
+def session_cookie(token: str, now: float | None = None) -> str:
+    """A new session value: issued time, nonce, and their HMAC under a key derived from the token."""
+    issued = str(int(now if now is not None else time.time()))
+    nonce = secrets.token_urlsafe(12)
+    mac = hmac.new(_session_key(token), f"{issued}.{nonce}".encode(), hashlib.sha256).hexdigest()
+    return f"{issued}.{nonce}.{mac}"
+
+
+def session_ok(value: str | None, token: str, now: float | None = None) -> bool:
+    """True when `value` is a session cookie made with `token` and not older than SESSION_MAX_AGE."""
+    if not value or not token or value.count(".") != 2:
+        return False
+    issued, nonce, mac = value.split(".")
+    want = hmac.new(_session_key(token), f"{issued}.{nonce}".encode(), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(want.encode(), mac.encode("utf-8", "replace")):
+        return False
+    age = (now if now is not None else time.time()) - int(issued)
+    return -60 <= age <= SESSION_MAX_AGE
+
+
+def scope_has_session(scope: Scope, token: str) -> bool:
+    """For the daemon's token middleware: does this /ui request carry a valid session cookie?"""
+    path = scope.get("path", "")
+    if path != "/ui" and not path.startswith("/ui/"):
+        return False  # the cookie opens the dashboard only, never the MCP endpoints
+    for name, raw in scope.get("headers", []):
+        if name == b"cookie":
+            jar: SimpleCookie = SimpleCookie()
+            try:
+                jar.load(raw.decode("latin-1"))
+            except Exception:  # a malformed cookie header is simply no session
+                return False
+            morsel = jar.get(COOKIE)
+            return morsel is not None and session_ok(morsel.value, token)
+    return False
+
+
+def _bearer_ok(request: Request, token: str) -> bool:
+    auth = request.headers.get("authorization", "")
+    if not auth.lower().startswith("bearer "):
+        return False
+    return hmac.compare_digest(auth[7:].strip().encode("utf-8", "replace"), token.encode("utf-8"))
+
+
+# ---------------------------------------------------------------- argument helpers
+
+
+def _page(request: Request) -> int:
+    return v.int_arg(_q(request, "limit"), "limit", 1, PAGE_MAX, PAGE_DEFAULT)
+
+
+def _q(request: Request, name: str) -> Any:
+    """A query parameter, or None when absent or empty. Integers arrive as text; cast them."""
+    raw = request.query_params.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    if name in ("limit", "top_k", "depth", "days", "before") and raw.strip().lstrip("-").isdigit():
+        return int(raw.strip())
+    return raw
+
+
+def _csv(raw: Any) -> list[str] | None:
+    if raw is None:
+        return None
+    return [p.strip() for p in str(raw).split(",") if p.strip()]
+
+
+def _flag(raw: Any, name: str) -> bool:
+    if raw is None:
+        return False
+    if str(raw).lower() in ("1", "true", "on", "yes"):
+        return True
+    if str(raw).lower() in ("0", "false", "off", "no"):
+        return False
+    raise InvalidArgument("arg.type", name=name, expected="true/false", got=repr(raw)[:40])
+
+
+def _since_iso(hours: float) -> str:
+    return v.to_iso(datetime.now(timezone.utc) - timedelta(hours=hours))
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    values = sorted(values)
+    idx = min(len(values) - 1, max(0, math.ceil(q * len(values)) - 1))
+    return round(float(values[idx]), 3)
+
+
+def _json_cols(row: dict[str, Any], *cols: str) -> dict[str, Any]:
+    for c in cols:
+        if c in row and isinstance(row[c], str):
+            try:
+                row[c] = json.loads(row[c])
+            except ValueError:  # stored by an older writer; show it as text rather than hide it
+                pass
+    return row
+
+
+# ---------------------------------------------------------------- the dashboard
+
+
+class Dashboard:
+    """The dashboard's routes over one Memory (or a callable that returns it once the daemon opened it)."""
+
+    def __init__(self, memory: Any, config: Config, *, token: str = "", lang: str | None = None) -> None:
+        self._memory = memory
+        self.config = config
+        self.token = token or ""
+        self.lang = i18n.normalize_lang(lang or config.lang or i18n.current_lang())
+        self._login_code = secrets.token_urlsafe(24) if self.token else ""
+        self._code_lock = threading.Lock()
+        # Asset URLs carry a fingerprint of ui/, so the browser may cache them for good (see _GuardedStatic).
+        stamp = "".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns};" for p in sorted(UI_DIR.iterdir()))
+        self.asset_version = hashlib.sha256(stamp.encode()).hexdigest()[:12]
+
+    # ------------------------------------------------------------ plumbing
+
+    @property
+    def memory(self) -> Any:
+        m = self._memory
+        return m() if callable(m) and not hasattr(m, "recall") else m
+
+    def login_url(self, base_url: str) -> str:
+        """The URL to print at start: a one-time login link when a token is set, else the page itself."""
+        base = base_url.rstrip("/")
+        if not self.token:
+            return f"{base}/ui/"
+        return f"{base}/ui/login?token={quote(self._login_code)}"
+
+    def guard_allows(self, scope: Scope) -> bool:
+        """For the daemon's token check: a session cookie opens /ui paths only, never the MCP endpoints."""
+        if scope.get("path") in ("/ui/login", "/ui", "/ui/"):
+            return True  # login checks its code; the page itself refuses with a readable 401 (see _index)
+        return bool(self.token) and scope_has_session(scope, self.token)
+
+    def _lang(self, request: Request) -> str:
+        asked = request.headers.get("x-memlane-lang") or request.query_params.get("lang")
+        return i18n.normalize_lang(asked) if asked else self.lang
+
+    def _authed(self, request: Request) -> bool:
+        if not self.token:
+            return True
+        return _bearer_ok(request, self.token) or scope_has_session(request.scope, self.token)
+
+    def _error(self, request: Request, exc: MemlaneError) -> JSONResponse:
+        lang = self._lang(request)
+        return JSONResponse({"error": {"code": exc.code, "message": exc.message(lang),
+                                       "text": exc.render(lang)}}, status_code=STATUS.get(exc.code, 500))
+
+    def _api(self, fn: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        """Wrap a blocking handler: auth, run off the event loop, map errors to statuses in one place."""
+
+        async def endpoint(request: Request) -> Response:
+            if not self._authed(request):
+                return self._refused(request, api=True)
+            try:
+                result = await fn(request)
+            except MemlaneError as exc:
+                return self._error(request, exc)
+            except Exception as exc:
+                log.exception("dashboard %s %s failed", request.method, request.url.path)
+                return self._error(request, MemlaneError("internal.unexpected", kind=type(exc).__name__))
+            if isinstance(result, Response):
+                return result
+            return JSONResponse(result, headers={"cache-control": "no-store"})
+
+        return endpoint
+
+    def _refused(self, request: Request, *, api: bool) -> Response:
+        lang = self._lang(request)
+        msg = i18n.t("ui.login_required", lang)
+        headers = {"www-authenticate": 'Bearer realm="memlane"', "cache-control": "no-store"}
+        if api:
+            return JSONResponse({"error": {"code": "unauthorized", "message": msg}}, 401, headers=headers)
+        return HTMLResponse(_plain_page(msg, lang), 401, headers=headers)
+
+    async def _body(self, request: Request, allowed: tuple[str, ...]) -> dict[str, Any]:
+        """A JSON object body, capped in size; only application/json (a cross-site form cannot send it)."""
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            raise InvalidArgument("ui.json_required")
+        chunks, size = [], 0
+        async for part in request.stream():
+            size += len(part)
+            if size > MAX_BODY:
+                raise TooLarge("arg.too_long", name="body", got=size, limit=MAX_BODY)
+            chunks.append(part)
+        try:
+            data = json.loads(b"".join(chunks) or b"{}")
+        except ValueError as exc:
+            raise InvalidArgument("ui.bad_json", detail=str(exc)[:120]) from exc
+        if not isinstance(data, dict):
+            raise InvalidArgument("ui.bad_json", detail=type(data).__name__)
+        extra = sorted(set(data) - set(allowed))
+        if extra:
+            raise InvalidArgument("arg.unknown", name=extra[0], allowed=", ".join(allowed))
+        return data
+
+    # ------------------------------------------------------------ routes
+
+    def routes(self) -> list[BaseRoute]:
+        api = self._api
+        return [
+            Route("/ui", self._index, methods=["GET"]),
+            Route("/ui/", self._index, methods=["GET"]),
+            Route("/ui/login", self._login, methods=["GET"]),
+            Route("/ui/logout", self._logout, methods=["POST"]),
+            Route("/ui/api/meta", api(self.api_meta), methods=["GET"]),
+            Route("/ui/api/recall", api(self.api_recall), methods=["GET"]),
+            Route("/ui/api/memories", api(self.api_memories), methods=["GET"]),
+            Route("/ui/api/memory/{id}", api(self.api_memory), methods=["GET"]),
+            Route("/ui/api/memory/{id}/update", api(self.api_update), methods=["POST"]),
+            Route("/ui/api/memory/{id}/forget", api(self.api_forget), methods=["POST"]),
+            Route("/ui/api/memory/{id}/restore", api(self.api_restore), methods=["POST"]),
+            Route("/ui/api/entities", api(self.api_entities), methods=["GET"]),
+            Route("/ui/api/graph", api(self.api_graph), methods=["GET"]),
+            Route("/ui/api/health", api(self.api_health), methods=["GET"]),
+            Route("/ui/api/namespaces", api(self.api_namespaces), methods=["GET"]),
+            Route("/ui/api/namespaces/{ns}/export", api(self.api_export), methods=["GET"]),
+            Route("/ui/api/namespaces/{ns}/rename", api(self.api_rename), methods=["POST"]),
+            Mount("/ui/static", app=_GuardedStatic(self, directory=str(UI_DIR)), name="ui-static"),
+        ]
+
+    # ------------------------------------------------------------ pages
+
+    async def _index(self, request: Request) -> Response:
+        if not self._authed(request):
+            return self._refused(request, api=False)
+        html = ((UI_DIR / "index.html").read_text(encoding="utf-8").replace("{{lang}}", self.lang)
+                .replace("{{v}}", self.asset_version))
+        return HTMLResponse(html, headers={"cache-control": "no-store"})
+
+    async def _login(self, request: Request) -> Response:
+        given = request.query_params.get("token", "")
+        ok = False
+        if self.token and given:
+            with self._code_lock:
+                if self._login_code and hmac.compare_digest(given.encode("utf-8", "replace"),
+                                                            self._login_code.encode()):
+                    self._login_code = ""  # one-time: the printed link stops working once used
+                    ok = True
+            ok = ok or hmac.compare_digest(given.encode("utf-8", "replace"), self.token.encode("utf-8"))
+        if not self.token:
+            return RedirectResponse("/ui/", 303)
+        if not ok:
+            lang = self._lang(request)
+            return HTMLResponse(_plain_page(i18n.t("ui.login_failed", lang), lang), 401,
+                                headers={"cache-control": "no-store"})
+        resp = RedirectResponse("/ui/", 303, headers={"cache-control": "no-store"})
+        resp.set_cookie(COOKIE, session_cookie(self.token), max_age=SESSION_MAX_AGE, path="/ui",
+                        httponly=True, samesite="strict")
+        return resp
+
+    async def _logout(self, request: Request) -> Response:
+        resp = RedirectResponse("/ui/", 303)
+        resp.delete_cookie(COOKIE, path="/ui", httponly=True, samesite="strict")
+        return resp
+
+    # ------------------------------------------------------------ API: search and memories
+
+    async def api_meta(self, request: Request) -> dict[str, Any]:
+        mem = self.memory
+
+        def names() -> list[str]:  # the first page only: the header's suggestions, not a full listing
+            return [r[0] for r in mem._reader().execute(
+                "select distinct namespace from chunks order by 1 limit ?", (PAGE_MAX,))]
+
+        return {"lang": self.lang, "version": memory_module.__version__, "namespaces": await run_in_threadpool(names),
+                "embedder": {"model": mem.embedder.model, "dim": mem.embedder.dim}, "auth": bool(self.token),
+                "page_max": PAGE_MAX}
+
+    async def api_recall(self, request: Request) -> dict[str, Any]:
+        q = request.query_params
+        args = {
+            "namespace": _q(request, "namespace"), "top_k": _q(request, "top_k"),
+            "lanes": _csv(_q(request, "lanes")), "as_of": _q(request, "as_of"),
+            "include_history": _flag(_q(request, "include_history"), "include_history"),
+            "source": _q(request, "source"), "tags": _csv(_q(request, "tags")),
+            "since": _q(request, "since"), "until": _q(request, "until"),
+        }
+        return await run_in_threadpool(self.memory.recall, q.get("q", ""), **args)
+
+    async def api_memories(self, request: Request) -> dict[str, Any]:
+        ns = v.namespace_arg(_q(request, "namespace"))
+        limit = _page(request)
+        before = v.int_arg(_q(request, "before"), "before", 1, 2**62, 2**62)
+        live = not _flag(_q(request, "all"), "all")
+
+        def run() -> dict[str, Any]:
+            db = self.memory._reader()
+            rows = db.execute(
+                "select seq, id, substr(content, 1, 300), source, tags, created_at, valid_until from chunks "
+                f"where namespace = ? and kind = 'memory' and seq < ?{' and valid_until is null' if live else ''} "
+                "order by seq desc limit ?", (ns, before, limit + 1)).fetchall()
+            items = [_json_cols({"chunk_id": r[1], "content": r[2], "source": r[3], "tags": r[4],
+                                 "created_at": r[5], "valid_until": r[6]}, "tags") for r in rows[:limit]]
+            return {"items": items, "next": rows[limit - 1][0] if len(rows) > limit else None}
+
+        return await run_in_threadpool(run)
+
+    async def api_memory(self, request: Request) -> dict[str, Any]:
+        ns = v.namespace_arg(_q(request, "namespace"))
+        cid = v.id_arg(request.path_params["id"])
+        return await run_in_threadpool(self._memory_detail, ns, cid)
+
+    def _memory_detail(self, ns: str, cid: str) -> dict[str, Any]:
+        mem = self.memory
+        db = mem._reader()
+        cols = ("seq", "id", "namespace", "content", "source", "importance", "tags", "metadata", "lang", "kind",
+                "parent_id", "created_at", "valid_from", "valid_until", "previous_id", "superseded_by",
+                "forgotten_reason")
+        row = db.execute(f"select {', '.join(cols)} from chunks where id = ? and namespace = ?", (cid, ns)).fetchone()
+        if not row:
+            raise NotFound("nf.chunk", id=cid, namespace=ns)
+        chunk = _json_cols(dict(zip(cols, row, strict=True)), "tags", "metadata")
+        seq = chunk.pop("seq")
+        chunk["chunk_id"] = chunk.pop("id")
+        chunk["embedding"] = ("queued" if db.execute("select 1 from embed_queue where chunk_seq = ?", (seq,)).fetchone()
+                              else "done" if db.execute("select 1 from chunk_vec where rowid = ?", (seq,)).fetchone()
+                              else "missing")
+        entities = [{"id": r[0], "name": r[1], "kind": r[2]} for r in db.execute(
+            "select e.id, e.name, e.kind from chunk_entities ce join entities e on e.id = ce.entity_id "
+            "where ce.chunk_seq = ? order by e.name limit ?", (seq, DETAIL_MAX))]
+        facts = [{"chunk_id": r[0], "content": r[1], "valid_from": r[2], "valid_until": r[3]} for r in db.execute(
+            "select id, content, valid_from, valid_until from chunks where parent_id = ? and kind = 'fact' "
+            "order by seq limit ?", (cid, DETAIL_MAX))]
+        ent_ids = [e["id"] for e in entities]
+        marks = ",".join("?" * len(ent_ids)) or "null"
+        relations = [{"relation_id": r[0], "subject": r[1], "predicate": r[2], "object": r[3], "confidence": r[4],
+                      "valid_from": r[5], "valid_until": r[6], "evidence": r[7] == cid} for r in db.execute(
+            "select r.id, s.name, r.predicate, o.name, r.confidence, r.valid_from, r.valid_until, r.chunk_id "
+            "from relations r join entities s on s.id = r.subject_id join entities o on o.id = r.object_id "
+            f"where r.namespace = ? and (r.chunk_id = ? or (r.valid_until is null and "
+            f"(r.subject_id in ({marks}) or r.object_id in ({marks})))) "
+            "order by (r.chunk_id = ?) desc, r.confidence desc, r.id limit ?",
+            (ns, cid, *ent_ids, *ent_ids, cid, DETAIL_MAX))]
+        versions = mem.history(cid, namespace=ns)["versions"]
+        return {"memory": chunk, "entities": entities, "facts": facts, "relations": relations,
+                "versions": versions[-HISTORY_MAX:], "versions_total": len(versions),
+                "current_id": next((x["chunk_id"] for x in reversed(versions) if not x["valid_until"]), None)}
+
+    async def api_update(self, request: Request) -> dict[str, Any]:
+        body = await self._body(request, ("namespace", "content", "source", "importance", "tags", "metadata"))
+        cid = v.id_arg(request.path_params["id"])
+        content = body.pop("content", None)
+        return await run_in_threadpool(lambda: self.memory.update(cid, content, **body))
+
+    async def api_forget(self, request: Request) -> dict[str, Any]:
+        body = await self._body(request, ("namespace", "reason"))
+        cid = v.id_arg(request.path_params["id"])
+        return await run_in_threadpool(lambda: self.memory.forget(cid, **body))
+
+    async def api_restore(self, request: Request) -> dict[str, Any]:
+        """Restore an old version as a new one: update the current version with the old content."""
+        body = await self._body(request, ("namespace", "version_id"))
+        cid = v.id_arg(request.path_params["id"])
+        ns = v.namespace_arg(body.get("namespace"))
+        version_id = v.id_arg(body.get("version_id"), "version_id")
+
+        def run() -> dict[str, Any]:
+            mem = self.memory
+            versions = mem.history(cid, namespace=ns)["versions"]
+            old = next((x for x in versions if x["chunk_id"] == version_id), None)
+            if old is None:
+                raise NotFound("ui.restore_not_in_chain", version=version_id, id=cid)
+            current = next((x["chunk_id"] for x in reversed(versions) if not x["valid_until"]), None)
+            if current is None:  # the whole chain was forgotten; update() would refuse, and say why
+                current = versions[-1]["chunk_id"]
+            row = mem._reader().execute("select tags, metadata, source, importance from chunks where id = ?",
+                                        (version_id,)).fetchone()
+            return mem.update(current, old["content"], namespace=ns, tags=json.loads(row[0]),
+                              metadata=json.loads(row[1]), source=row[2], importance=row[3])
+
+        return await run_in_threadpool(run)
+
+    # ------------------------------------------------------------ API: graph
+
+    async def api_entities(self, request: Request) -> dict[str, Any]:
+        ns = v.namespace_arg(_q(request, "namespace"))
+        limit = _page(request)
+        prefix = v.text_arg(_q(request, "q"), "q", 200, required=False) or ""
+        after = request.query_params.get("after", "")
+
+        def run() -> dict[str, Any]:
+            import entity_resolve as er
+
+            db = self.memory._reader()
+            pat = er.norm(prefix)
+            like = f"%{pat.replace(chr(92), chr(92) * 2).replace('%', chr(92) + '%').replace('_', chr(92) + '_')}%"
+            rows = db.execute(
+                "select e.id, e.name, e.kind, e.norm, (select count(*) from chunk_entities ce where ce.entity_id = e.id) "
+                "from entities e where e.namespace = ? and e.norm like ? escape '\\' and e.norm > ? "
+                "order by e.norm limit ?", (ns, like, after, limit + 1)).fetchall()
+            items = [{"id": r[0], "name": r[1], "kind": r[2], "chunks": r[4]} for r in rows[:limit]]
+            return {"items": items, "next": rows[limit - 1][3] if len(rows) > limit else None}
+
+        return await run_in_threadpool(run)
+
+    async def api_graph(self, request: Request) -> dict[str, Any]:
+        args = {"namespace": _q(request, "namespace"), "depth": _q(request, "depth"),
+                "predicates": _csv(_q(request, "predicates")), "limit": _q(request, "limit"),
+                "as_of": _q(request, "as_of")}
+        entity = request.query_params.get("entity", "")
+        return await run_in_threadpool(lambda: self.memory.graph_query(entity, **args))
+
+    # ------------------------------------------------------------ API: health
+
+    async def api_health(self, request: Request) -> dict[str, Any]:
+        ns = None if _q(request, "namespace") is None else v.namespace_arg(_q(request, "namespace"))
+        days = v.int_arg(_q(request, "days"), "days", 1, 90, 7)
+        return await run_in_threadpool(self._health, ns, days)
+
+    def _health(self, ns: str | None, days: int) -> dict[str, Any]:
+        mem = self.memory
+        stats = mem.stats(namespace=ns)
+        db = mem._reader()
+        nsq, nsa = (" and namespace = ?", [ns]) if ns else ("", [])
+        since = _since_iso(24 * days)
+        width = 13 if days <= 2 else 10  # bucket by hour (YYYY-MM-DDTHH) or by day (YYYY-MM-DD)
+        buckets: dict[str, list[float]] = {}
+        for bucket, took in db.execute(
+                f"select substr(created_at, 1, {width}), took_ms from recall_log where created_at >= ?{nsq} "
+                f"and skipped is null order by created_at limit {LOG_SCAN_MAX}", [since, *nsa]):
+            buckets.setdefault(bucket, []).append(took)
+        latency = [{"t": b, "calls": len(xs), "p50_ms": _percentile(xs, 0.5), "p95_ms": _percentile(xs, 0.95)}
+                   for b, xs in sorted(buckets.items())]
+        g_since = _since_iso(24 * 90)
+        before = db.execute(f"select count(*) from chunks where created_at < ?{nsq}", [g_since, *nsa]).fetchone()[0]
+        growth, total = [], before
+        for day, n in db.execute(f"select substr(created_at, 1, 10) d, count(*) from chunks where created_at >= ?{nsq} "
+                                 "group by d order by d limit 100", [g_since, *nsa]):
+            total += n
+            growth.append({"day": day, "added": n, "total": total})
+        kinds = [{"kind": k, "count": n} for k, n in db.execute(
+            f"select kind, count(*) from entities where 1{nsq} group by kind order by 2 desc, 1 limit 50", nsa)]
+        qrow = db.execute("select count(*), min(enqueued_at), count(*) filter (where attempts > 0), "
+                          "max(attempts) from embed_queue").fetchone()
+        errors = [r[0] for r in db.execute("select distinct last_error from embed_queue where last_error is not null "
+                                           "limit 5")]
+        day = _since_iso(24)
+        cols = "created_at, namespace, query, took_ms, hit_count, lanes_json"
+
+        def logrows(sql: str) -> list[dict[str, Any]]:
+            return [_json_cols(dict(zip(("created_at", "namespace", "query", "took_ms", "hits", "lanes"), r, strict=True)), "lanes")
+                    for r in db.execute(sql, [day, *nsa])]
+
+        slowest = logrows(f"select {cols} from recall_log where created_at >= ?{nsq} and skipped is null "
+                          "order by took_ms desc limit 20")
+        empty = logrows(f"select {cols} from recall_log where created_at >= ?{nsq} and hit_count = 0 "
+                        "order by created_at desc limit 20")
+        facts = {
+            "status": "degraded" if qrow[2] else "ok",  # degraded: embeddings are failing (see queue.errors)
+            "version": stats["version"], "schema_version": stats["schema_version"],
+            "db_path": str(mem.path), "db_bytes": stats["db_bytes"], "embedder": stats["embedder"],
+            "chunks": stats["chunks"], "live_chunks": stats["live_chunks"], "vectors": stats["vectors"],
+            "entities": stats["entities"], "relations": stats["relations"],
+            "namespaces": len(stats["namespaces"]), "recall_24h": stats["recall_24h"],
+        }
+        return {"facts": facts, "latency": latency, "bucket": "hour" if width == 13 else "day", "growth": growth,
+                "entity_kinds": kinds,
+                "queue": {"pending": qrow[0], "oldest": qrow[1], "failing": qrow[2], "max_attempts": qrow[3] or 0,
+                          "errors": errors},
+                "slowest_24h": slowest, "empty_24h": empty}
+
+    # ------------------------------------------------------------ API: namespaces
+
+    async def api_namespaces(self, request: Request) -> dict[str, Any]:
+        limit = _page(request)
+        after = request.query_params.get("after", "")
+
+        def run() -> dict[str, Any]:
+            db = self.memory._reader()
+            rows = db.execute(
+                "select namespace, count(*), count(*) filter (where valid_until is null) from chunks "
+                "where namespace > ? group by namespace order by namespace limit ?", (after, limit + 1)).fetchall()
+            page = rows[:limit]
+            names = [r[0] for r in page]
+            marks = ",".join("?" * len(names)) or "null"
+            ents = dict(db.execute(f"select namespace, count(*) from entities where namespace in ({marks}) "
+                                   "group by namespace", names).fetchall())
+            rels = dict(db.execute(f"select namespace, count(*) from relations where namespace in ({marks}) "
+                                   "and valid_until is null group by namespace", names).fetchall())
+            items = [{"namespace": n, "chunks": c, "live_chunks": lc, "entities": ents.get(n, 0),
+                      "relations": rels.get(n, 0)} for n, c, lc in page]
+            return {"items": items, "next": page[-1][0] if len(rows) > limit else None}
+
+        return await run_in_threadpool(run)
+
+    async def api_rename(self, request: Request) -> dict[str, Any]:
+        body = await self._body(request, ("new",))
+        old = request.path_params["ns"]
+        return await run_in_threadpool(self.memory.rename_namespace, old, body.get("new"))
+
+    async def api_export(self, request: Request) -> Response:
+        ns = v.namespace_arg(request.path_params["ns"])
+        mem = self.memory
+        if not await run_in_threadpool(
+                lambda: mem._reader().execute("select 1 from chunks where namespace = ? limit 1", (ns,)).fetchone()):
+            raise NotFound("ui.rename_missing", namespace=ns)
+        return StreamingResponse(self._export_lines(ns), media_type="application/x-ndjson", headers={
+            "content-disposition": f'attachment; filename="memlane-{ns}.jsonl"', "cache-control": "no-store"})
+
+    def _export_lines(self, ns: str) -> Iterator[str]:
+        """Every memory version, entity and relation of one namespace as JSON lines, read in keyset batches."""
+        cols = ("seq", "id", "content", "source", "importance", "tags", "metadata", "lang", "kind", "parent_id",
+                "created_at", "valid_from", "valid_until", "previous_id", "superseded_by", "forgotten_reason")
+        last = 0
+        while True:  # bounded: each batch advances `last`; no cursor is held across a yield
+            rows = self.memory._reader().execute(
+                f"select {', '.join(cols)} from chunks where namespace = ? and seq > ? order by seq limit ?",
+                (ns, last, EXPORT_BATCH)).fetchall()
+            if not rows:
+                break
+            last = rows[-1][0]
+            for r in rows:
+                rec = _json_cols(dict(zip(cols, r, strict=True)), "tags", "metadata")
+                rec.pop("seq")
+                yield json.dumps({"type": "memory", "namespace": ns, **rec}, ensure_ascii=False) + "\n"
+        after = ""
+        while True:
+            rows = self.memory._reader().execute(
+                "select e.id, e.name, e.kind, e.created_at, (select json_group_array(a.alias) from entity_aliases a "
+                "where a.entity_id = e.id) from entities e where e.namespace = ? and e.id > ? order by e.id limit ?",
+                (ns, after, EXPORT_BATCH)).fetchall()
+            if not rows:
+                break
+            after = rows[-1][0]
+            for r in rows:
+                yield json.dumps({"type": "entity", "namespace": ns, "id": r[0], "name": r[1], "kind": r[2],
+                                  "created_at": r[3], "aliases": json.loads(r[4])}, ensure_ascii=False) + "\n"
+        after = ""
+        while True:
+            rows = self.memory._reader().execute(
+                "select r.id, s.name, r.predicate, o.name, r.confidence, r.chunk_id, r.created_at, r.valid_from, "
+                "r.valid_until, r.forgotten_reason from relations r join entities s on s.id = r.subject_id "
+                "join entities o on o.id = r.object_id where r.namespace = ? and r.id > ? order by r.id limit ?",
+                (ns, after, EXPORT_BATCH)).fetchall()
+            if not rows:
+                break
+            after = rows[-1][0]
+            for r in rows:
+                yield json.dumps(dict(zip(("id", "subject", "predicate", "object", "confidence", "chunk_id",
+                                           "created_at", "valid_from", "valid_until", "forgotten_reason"), r, strict=True),
+                                      type="relation", namespace=ns), ensure_ascii=False) + "\n"
+
+
+class _GuardedStatic(StaticFiles):
+    """ui/ assets, behind the same auth as the pages."""
+
+    def __init__(self, dash: Dashboard, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._dash = dash
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not self._dash._authed(Request(scope)):
+            await self._dash._refused(Request(scope), api=True)(scope, receive, send)
+            return
+        if b"v=" + self._dash.asset_version.encode() not in scope.get("query_string", b""):
+            await super().__call__(scope, receive, send)
+            return
+
+        async def send_cached(message: Any) -> None:
+            if message["type"] == "http.response.start" and message.get("status") == 200:
+                message["headers"] = [*message.get("headers", []),
+                                      (b"cache-control", b"private, max-age=31536000, immutable")]
+            await send(message)
+
+        await super().__call__(scope, receive, send_cached)
+
+
+def _plain_page(message: str, lang: str) -> str:
+    import html
+
+    return (f'<!doctype html><html lang="{lang}"><meta charset="utf-8"><title>memlane</title>'
+            f'<body style="font-family:system-ui;max-width:40em;margin:4em auto"><h1>memlane</h1>'
+            f'<p id="msg">{html.escape(message)}</p></body></html>')
+
+
+def routes(memory: Any, config: Config, *, token: str = "", lang: str | None = None) -> list[BaseRoute]:
+    """The dashboard's Starlette routes (see Dashboard); use Dashboard directly to print the login URL."""
+    return Dashboard(memory, config, token=token, lang=lang).routes()

@@ -1,0 +1,241 @@
+"""Keeping a memlane file safe: online backup, restore, and the vector consistency check.
+
+The scripts in scripts/ (backup.py, restore.py, repair_vectors.py) are thin adapters over these.
+Everything here goes through `memory.connect()`, so the pragmas and sqlite-vec are the daemon's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from errors import InvalidArgument, Unavailable
+from memory import connect
+
+BACKUP_GLOB = "{stem}-*.db"
+_VEC_DIM = re.compile(r"float\[(\d+)\]")
+
+
+def lock_path(db_path: Path) -> Path:
+    """The lock file a running daemon holds (filelock) beside its database: `<db>.lock`."""
+    return db_path.with_name(db_path.name + ".lock")
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def quick_check(path: Path) -> str:
+    """SQLite's quick_check of a file: 'ok' or the first problem found."""
+    conn = connect(path, readonly=True)
+    try:
+        rows = [r[0] for r in conn.execute("pragma quick_check").fetchall()]
+        return "ok" if rows == ["ok"] else "; ".join(str(r) for r in rows[:5])
+    finally:
+        conn.close()
+
+
+def _require_db(path: Path) -> None:
+    if not path.is_file():
+        raise Unavailable("data.no_db", path=str(path))
+
+
+@dataclass
+class BackupResult:
+    path: Path
+    bytes: int
+    check: str
+    removed: list[Path] = field(default_factory=list)
+
+
+def backup(db_path: Path, dest_dir: Path, keep: int = 7) -> BackupResult:
+    """Copy a live database with SQLite's online backup API, verify it, keep the newest `keep` backups.
+
+    The copy is one consistent snapshot even while the daemon writes (WAL readers do not block the
+    writer). It is written under a temporary name, switched to a single-file journal, checked with
+    quick_check, and only then renamed into place; a failed check leaves no backup behind.
+    """
+    if keep < 1:
+        raise InvalidArgument("arg.range", name="keep", low=1, high=10_000, got=keep)
+    _require_db(db_path)
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    final = dest_dir / f"{db_path.stem}-{_stamp()}.db"
+    partial = final.with_name("." + final.name + ".partial")
+    src = connect(db_path)
+    try:
+        dst = connect(partial)
+        try:
+            src.backup(dst)
+            dst.execute("pragma journal_mode = delete")  # one self-contained file, no -wal beside it
+        finally:
+            dst.close()
+    except Exception:
+        partial.unlink(missing_ok=True)
+        raise
+    finally:
+        src.close()
+    check = quick_check(partial)
+    if check != "ok":
+        partial.unlink(missing_ok=True)
+        raise Unavailable("data.backup_bad", path=str(final), detail=check)
+    partial.rename(final)
+    removed = rotate(dest_dir, db_path.stem, keep)
+    return BackupResult(final, final.stat().st_size, check, removed)
+
+
+def rotate(dest_dir: Path, stem: str, keep: int) -> list[Path]:
+    """Delete all but the newest `keep` backups of `stem` (names sort by their UTC timestamp)."""
+    backups = sorted(p for p in dest_dir.glob(BACKUP_GLOB.format(stem=stem)) if p.is_file())
+    old = backups[:-keep] if keep else backups
+    for p in old:
+        p.unlink()
+    return old
+
+
+def restore(backup_path: Path, db_path: Path) -> tuple[Path | None, str]:
+    """Replace `db_path` with a verified backup; the caller holds the daemon's lock.
+
+    The current database is first copied beside itself (`<db>.pre-restore-<time>`) so that a restore
+    never loses data. Returns (that safety copy or None, quick_check of the restored file).
+    """
+    if not backup_path.is_file():
+        raise Unavailable("data.no_db", path=str(backup_path))
+    check = quick_check(backup_path)
+    if check != "ok":
+        raise Unavailable("data.backup_bad", path=str(backup_path), detail=check)
+    src = connect(backup_path, readonly=True)
+    try:
+        has_meta = src.execute("select 1 from sqlite_master where type = 'table' and name = 'meta'").fetchone()
+        if not has_meta:
+            raise InvalidArgument("data.not_memlane", path=str(backup_path))
+        safety = None
+        if db_path.is_file():
+            safety = db_path.with_name(f"{db_path.name}.pre-restore-{_stamp()}")
+            cur = connect(db_path)
+            try:
+                out = connect(safety)
+                try:
+                    cur.backup(out)
+                    out.execute("pragma journal_mode = delete")
+                finally:
+                    out.close()
+            finally:
+                cur.close()
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        dst = connect(db_path)
+        try:
+            src.backup(dst)
+            dst.execute("pragma wal_checkpoint(truncate)")
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    return safety, quick_check(db_path)
+
+
+# ---------------------------------------------------------------- vectors
+
+
+@dataclass
+class VectorReport:
+    """What is wrong between chunks and their vectors. Each list holds chunk seqs (rowids)."""
+
+    model_dim: int
+    table_dim: int
+    chunks: int = 0
+    vectors: int = 0
+    queued: int = 0
+    missing_live: list[int] = field(default_factory=list)  # live chunk, no vector, not queued
+    missing_closed: list[int] = field(default_factory=list)  # closed version, no vector, not queued
+    orphans: list[int] = field(default_factory=list)  # vector whose chunk does not exist
+    wrong_dim: list[int] = field(default_factory=list)  # vector of another dimension
+    wrong_meta: list[int] = field(default_factory=list)  # vector whose namespace or lang differs from its chunk
+    wrong_live: list[int] = field(default_factory=list)  # live flag disagrees with the chunk's validity
+
+    @property
+    def problems(self) -> int:
+        table = 1 if self.table_dim != self.model_dim else 0
+        return table + sum(len(x) for x in (self.missing_live, self.missing_closed, self.orphans, self.wrong_dim,
+                                             self.wrong_meta, self.wrong_live))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"model_dim": self.model_dim, "table_dim": self.table_dim, "chunks": self.chunks,
+                "vectors": self.vectors, "queued": self.queued,
+                **{k: len(getattr(self, k)) for k in ("missing_live", "missing_closed", "orphans", "wrong_dim",
+                                                       "wrong_meta", "wrong_live")},
+                "problems": self.problems}
+
+
+def table_dim(db: Any) -> int:
+    row = db.execute("select sql from sqlite_master where name = 'chunk_vec'").fetchone()
+    m = _VEC_DIM.search(row[0] if row else "")
+    return int(m.group(1)) if m else 0
+
+
+def check_vectors(db: Any) -> VectorReport:
+    """Compare chunk_vec with chunks and the embedding queue.
+
+    The invariant (every version keeps its vector, closed ones too, for as_of recall): each chunk has
+    exactly one vector or is queued; each vector belongs to a chunk, has the model's dimension, its
+    chunk's namespace and lang, and `live` = the chunk is open.
+    """
+    meta = dict(db.execute("select key, value from meta").fetchall())
+    rep = VectorReport(model_dim=int(meta.get("embedder_dim") or 0), table_dim=table_dim(db))
+    rep.chunks = db.execute("select count(*) from chunks").fetchone()[0]
+    rep.queued = db.execute("select count(*) from embed_queue").fetchone()[0]
+    vec: dict[int, tuple[str, int, str, int]] = {
+        r[0]: (r[1], r[2], r[3], r[4])
+        for r in db.execute("select rowid, namespace, live, lang, vec_length(embedding) from chunk_vec")}
+    rep.vectors = len(vec)
+    queued = {r[0] for r in db.execute("select chunk_seq from embed_queue")}
+    seen: set[int] = set()
+    for seq, ns, lang, live in db.execute("select seq, namespace, lang, valid_until is null from chunks"):
+        seen.add(seq)
+        got = vec.get(seq)
+        if got is None:
+            if seq not in queued:
+                (rep.missing_live if live else rep.missing_closed).append(seq)
+            continue
+        vns, vlive, vlang, vdim = got
+        if vdim != rep.model_dim:
+            rep.wrong_dim.append(seq)
+        elif vns != ns or vlang != lang:
+            rep.wrong_meta.append(seq)
+        elif int(vlive) != int(live):
+            rep.wrong_live.append(seq)
+    rep.orphans = sorted(set(vec) - seen)
+    return rep
+
+
+def repair_vectors(db: Any, rep: VectorReport, now: str) -> dict[str, int]:
+    """Fix what `check_vectors` found, inside the caller's write transaction. Returns counts done.
+
+    Vectors are only ever derived data: removing one and queueing its chunk loses nothing.
+    """
+    done = {"requeued": 0, "removed": 0, "relived": 0, "table_rebuilt": 0}
+    if rep.model_dim and rep.table_dim != rep.model_dim:
+        # The vector table itself has the wrong dimension: rebuild it empty and queue every chunk.
+        sql = db.execute("select sql from sqlite_master where name = 'chunk_vec'").fetchone()[0]
+        db.execute("drop table chunk_vec")
+        db.execute(_VEC_DIM.sub(f"float[{int(rep.model_dim)}]", sql))
+        cur = db.execute("insert or ignore into embed_queue(chunk_seq, enqueued_at) select seq, ? from chunks", (now,))
+        done["table_rebuilt"] = 1
+        done["requeued"] = cur.rowcount
+        return done
+    for seq in rep.orphans:
+        db.execute("delete from chunk_vec where rowid = ?", (seq,))
+        done["removed"] += 1
+    for seq in rep.wrong_dim + rep.wrong_meta:
+        db.execute("delete from chunk_vec where rowid = ?", (seq,))
+        done["removed"] += 1
+    for seq in rep.missing_live + rep.missing_closed + rep.wrong_dim + rep.wrong_meta:
+        db.execute("insert or ignore into embed_queue(chunk_seq, enqueued_at) values (?, ?)", (seq, now))
+        done["requeued"] += 1
+    for seq in rep.wrong_live:
+        db.execute("update chunk_vec set live = (select valid_until is null from chunks where seq = ?) "
+                   "where rowid = ?", (seq, seq))
+        done["relived"] += 1
+    return done

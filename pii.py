@@ -1,0 +1,209 @@
+"""Secret and personal-data scan for text memlane is asked to store or log.
+
+`scan(text)` finds API keys and tokens, PEM private keys, card numbers, emails, CN mobile numbers and
+CN resident ID numbers, and returns their kinds and spans (never their values to callers that log).
+`apply(text, mode)` is what `Memory.remember`/`update` call: it warns, redacts or rejects by the
+`pii` config knob. `scrub(text)` always redacts; it is used for anything written to a log.
+
+Libraries do the detecting wherever one fits:
+- detect-secrets plugins: vendor keys and tokens (OpenAI, GitHub, AWS, Slack, Stripe, GitLab, ...),
+  JWTs (with its structural check) and PEM private-key headers;
+- python-stdnum: the Luhn checksum for card numbers and the GB 11643 checksum for CN resident IDs;
+- phonenumbers: CN mobile numbers, by its own matcher and number-type metadata.
+Hand-written, because none of them covers it:
+- emails (none of the three detects emails in free text; the stdlib only parses address headers);
+- generic `sk-…` keys: the detect-secrets OpenAI plugin only matches keys carrying OpenAI's
+  `T3BlbkFJ` marker, so Anthropic (`sk-ant-…`) and other `sk-` keys would pass;
+- the span of a PEM key: the plugin reports only the `BEGIN … PRIVATE KEY` header, and redacting
+  the header alone would leave the key material behind (likewise a JWT's signature, which the
+  plugin's lazy pattern leaves out of its match);
+- the digit-run candidates handed to stdnum (stdnum validates a number, it does not find one).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from errors import InvalidArgument
+
+MODES = ("warn", "redact", "reject")
+KINDS = ("private_key", "api_key", "jwt", "card_number", "cn_id", "cn_mobile", "email")
+MAX_SCAN_CHARS = 200_000  # bound the work; memlane's own limits are far below this
+
+_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?"
+                    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}(?![\w-])")
+_SK_KEY = re.compile(r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,200}")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|---- END SSH2 ENCRYPTED PRIVATE KEY ----")
+_PEM_BEGIN = re.compile(r"-{4,5} ?BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-{4,5}|PuTTY-User-Key-File-2")
+# 13-19 digits, optionally grouped by single spaces or dashes, not inside a longer digit run.
+_CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
+_JWT_TAIL = re.compile(r"[A-Za-z0-9_=+/.-]*")
+_CN_ID = re.compile(r"(?<!\d)\d{17}[\dXx](?![\dXx])")
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    start: int
+    end: int
+
+
+def _secret_plugins() -> list[object]:
+    # Imported lazily: detect-secrets pulls in requests, which the daemon does not need at import.
+    from detect_secrets.plugins.aws import AWSKeyDetector
+    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+    from detect_secrets.plugins.basic_auth import BasicAuthDetector
+    from detect_secrets.plugins.discord import DiscordBotTokenDetector
+    from detect_secrets.plugins.github_token import GitHubTokenDetector
+    from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+    from detect_secrets.plugins.jwt import JwtTokenDetector
+    from detect_secrets.plugins.mailchimp import MailchimpDetector
+    from detect_secrets.plugins.npm import NpmDetector
+    from detect_secrets.plugins.openai import OpenAIDetector
+    from detect_secrets.plugins.pypi_token import PypiTokenDetector
+    from detect_secrets.plugins.sendgrid import SendGridDetector
+    from detect_secrets.plugins.slack import SlackDetector
+    from detect_secrets.plugins.stripe import StripeDetector
+    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+
+    return [
+        OpenAIDetector(), GitHubTokenDetector(), AWSKeyDetector(), SlackDetector(), StripeDetector(),
+        GitLabTokenDetector(), DiscordBotTokenDetector(), TelegramBotTokenDetector(), SendGridDetector(),
+        PypiTokenDetector(), NpmDetector(), MailchimpDetector(), AzureStorageKeyDetector(),
+        BasicAuthDetector(), JwtTokenDetector(),
+    ]
+
+
+def _plugin_spans(plugin: object, text: str) -> Iterator[tuple[int, int]]:
+    """Where a plugin's findings are. Plugins report values (sometimes a capture group), not positions,
+    so we rerun their own patterns and keep the matches whose text the plugin reported (and thereby
+    validated, e.g. the JWT structure check)."""
+    values = set(plugin.analyze_string(text))  # type: ignore[attr-defined]
+    if not values:
+        return
+    for regex in plugin.denylist:  # type: ignore[attr-defined]
+        for m in regex.finditer(text):
+            if m.group(0) in values:
+                yield m.span(0)
+                continue
+            groups = [i for i in range(1, (regex.groups or 0) + 1) if m.group(i) in values]
+            if not groups:
+                continue
+            best = max(groups, key=lambda i: len(m.group(i)))
+            # A long group is the secret itself (an assignment's value); a short one is a prefix
+            # such as "ghp", and then the whole match is the token.
+            yield m.span(best) if len(m.group(best)) >= 16 else m.span(0)
+
+
+def _secrets(text: str) -> Iterator[Finding]:
+    from detect_secrets.plugins.jwt import JwtTokenDetector
+    from detect_secrets.plugins.private_key import PrivateKeyDetector
+
+    for plugin in _secret_plugins():  # cheap, stateless objects; no module-level cache
+        kind = "jwt" if isinstance(plugin, JwtTokenDetector) else "api_key"
+        for s, e in _plugin_spans(plugin, text):
+            if kind == "jwt":
+                # The plugin's signature part is lazy (`*?`), so its match stops before the signature.
+                tail = _JWT_TAIL.match(text, e)  # always matches (possibly empty)
+                e = tail.end() if tail else e
+            yield Finding(kind, s, e)
+    if any(True for _ in PrivateKeyDetector().analyze_string(text)):
+        for m in _PEM_BEGIN.finditer(text):
+            end = _PEM_END.search(text, m.end())
+            yield Finding("private_key", m.start(), end.end() if end else len(text))
+    for m in _SK_KEY.finditer(text):
+        yield Finding("api_key", m.start(), m.end())
+
+
+def _numbers(text: str) -> Iterator[Finding]:
+    from stdnum import luhn
+    from stdnum.cn import ric
+
+    for m in _CN_ID.finditer(text):
+        if ric.is_valid(m.group()):
+            yield Finding("cn_id", m.start(), m.end())
+    for m in _CARD.finditer(text):
+        digits = re.sub(r"[ -]", "", m.group())
+        if 13 <= len(digits) <= 19 and digits[0] in "23456" and luhn.is_valid(digits):
+            yield Finding("card_number", m.start(), m.end())
+
+
+def _phones(text: str) -> Iterator[Finding]:
+    import phonenumbers
+
+    for m in phonenumbers.PhoneNumberMatcher(text, "CN", leniency=phonenumbers.Leniency.VALID, max_tries=200):
+        if m.number.country_code == 86 and phonenumbers.number_type(m.number) in (
+            phonenumbers.PhoneNumberType.MOBILE, phonenumbers.PhoneNumberType.FIXED_LINE_OR_MOBILE,
+        ):
+            yield Finding("cn_mobile", m.start, m.end)
+
+
+def _emails(text: str) -> Iterator[Finding]:
+    for m in _EMAIL.finditer(text):
+        yield Finding("email", m.start(), m.end())
+
+
+def scan(text: str) -> list[Finding]:
+    """Findings in `text`, ordered by position, without overlaps (the more specific kind wins)."""
+    if not text:
+        return []
+    text = text[:MAX_SCAN_CHARS]
+    found = [*_secrets(text), *_numbers(text), *_phones(text), *_emails(text)]
+    # A private key or token wins over digits inside it; an ID wins over the phone-like run inside it.
+    priority = {k: i for i, k in enumerate(KINDS)}
+    found.sort(key=lambda f: (priority[f.kind], f.start, -(f.end - f.start)))
+    kept: list[Finding] = []
+    for f in found:
+        if all(f.end <= k.start or f.start >= k.end for k in kept):
+            kept.append(f)
+    return sorted(kept, key=lambda f: f.start)
+
+
+def placeholder(kind: str) -> str:
+    """What a redacted value is replaced by: language-neutral and stable, so duplicates still match."""
+    return f"[redacted:{kind}]"
+
+
+def redact(text: str, findings: list[Finding] | None = None) -> str:
+    findings = scan(text) if findings is None else findings
+    out, pos = [], 0
+    for f in findings:
+        out.append(text[pos:f.start])
+        out.append(placeholder(f.kind))
+        pos = f.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def scrub(text: str) -> str:
+    """`text` with every finding replaced; for logs, which never hold a detected secret."""
+    return redact(text)
+
+
+def kinds(findings: list[Finding]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.kind] = counts.get(f.kind, 0) + 1
+    return counts
+
+
+def apply(text: str, mode: str, *, name: str = "content") -> tuple[str, list[str]]:
+    """Scan `text` by the `pii` mode: returns (text to store, warnings); reject raises InvalidArgument.
+
+    Each warning names a kind and a count, never the value: `[pii:email] …`.
+    """
+    import i18n_messages
+
+    findings = scan(text)
+    if not findings:
+        return text, []
+    counts = kinds(findings)
+    listed = ", ".join(sorted(counts))
+    if mode == "reject":
+        raise InvalidArgument("data.pii_rejected", name=name, kinds=listed)
+    msg_id = "data.pii_redacted" if mode == "redact" else "data.pii_found"
+    warnings = [f"[pii:{kind}] " + i18n_messages.t(msg_id, kind=kind, count=n, name=name)
+                for kind, n in sorted(counts.items())]
+    return (redact(text, findings) if mode == "redact" else text), warnings

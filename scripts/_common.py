@@ -1,0 +1,72 @@
+"""Shared by the data scripts: the import path, config, and the one place errors become exit code 1."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from config import Config, load_config  # noqa: E402
+from errors import InvalidArgument, MemlaneError, Unavailable  # noqa: E402,F401
+from i18n_messages import t  # noqa: E402
+
+
+def parser(help_id: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=t(help_id))
+    p.add_argument("--db", help=t("data.help.db"))
+    return p
+
+
+def config(args: argparse.Namespace) -> Config:
+    return load_config(overrides={"db_path": args.db} if getattr(args, "db", None) else None)
+
+
+def say(msg_id: str, **params: object) -> None:
+    print(t(msg_id, **params))
+
+
+def warn(msg_id: str, **params: object) -> None:
+    print(t(msg_id, **params), file=sys.stderr)
+
+
+def run(main: Callable[[], int]) -> int:
+    """Run a script's main; a MemlaneError (or a file error) is one rendered line and exit code 1."""
+    try:
+        return main()
+    except MemlaneError as exc:
+        print(exc.render(), file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(Unavailable("db.open", path=str(exc.filename or ""), detail=exc.strerror or str(exc)).render(),
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def progress(total: int | None, quiet: bool, unit: str = "it") -> object:
+    """A tqdm bar on stderr (hidden with --quiet)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, unit_scale=unit == "B", disable=quiet, file=sys.stderr, leave=False)
+
+
+__all__ = ["ROOT", "InvalidArgument", "MemlaneError", "Unavailable", "config", "parser", "progress", "report", "run", "say", "warn"]
+
+
+def report(res: dict[str, object]) -> int:
+    """Print an importer's errors and summary; exit code 1 when any record failed."""
+    errors = res.get("errors") or []
+    for line, err in errors[:200]:  # type: ignore[union-attr]
+        warn("data.record_error", where=t("data.line", line=line), error=err)
+    say("data.import_summary", created=res.get("created", 0), existing=res.get("existing", 0),
+        relations=res.get("relations", 0), errors=len(errors))  # type: ignore[arg-type]
+    if errors:
+        warn("data.errors_total", count=len(errors))  # type: ignore[arg-type]
+        return 1
+    return 0

@@ -1,0 +1,396 @@
+"""The daily health summary of a memlane install: about ten lines marked 🟢/🟡/🔴.
+
+    python scripts/health_check.py              # the daemon and database the config names
+    python scripts/health_check.py --json       # the same facts for machines
+    python scripts/health_check.py --url http://127.0.0.1:8086 --db ~/.memlane/memory.db
+
+It asks the daemon's GET /health (no token needed) and reads the database itself, read-only, so it
+also works, and says so, when the daemon is down. Exit code: 0 green, 1 yellow, 2 red (also 2 when
+the configuration cannot be read: nothing could be checked).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import struct
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx  # noqa: E402
+
+import i18n_messages  # noqa: E402
+from config import Config, load_config  # noqa: E402
+from errors import MemlaneError  # noqa: E402
+from i18n_messages import t  # noqa: E402
+from memory import connect  # noqa: E402
+from validate import to_iso  # noqa: E402
+
+GREEN, YELLOW, RED = "green", "yellow", "red"
+MARK = {GREEN: "🟢", YELLOW: "🟡", RED: "🔴"}
+EXIT = {GREEN: 0, YELLOW: 1, RED: 2}
+_ORDER = (GREEN, YELLOW, RED)
+
+# Thresholds: each one is where a person should take a look, not a hard failure.
+NO_VECTOR_GRACE = timedelta(hours=1)  # the contract allows embedding to lag, not for this long
+WAL_WARN_BYTES = 256 * 1024 * 1024
+SLOW_P95_MS = 2000.0
+EMPTY_RATE_WARN = 0.5
+MIN_CALLS = 20  # below this, p95 and the empty rate say little
+DOMINANT_SHARE = 0.8
+DOMINANT_MIN_ENTITIES = 20
+BACKUP_WARN_AGE = timedelta(hours=36)
+MAX_LATENCIES = 100_000
+MAX_BACKUP_ENTRIES = 10_000
+QUICK_CHECK_ROWS = 5
+
+
+@dataclass
+class Check:
+    name: str
+    level: str
+    msg_id: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def line(self, lang: str) -> str:
+        return f"{MARK[self.level]} {t(self.msg_id, lang, **self.params)}"
+
+
+def worst(levels: list[str]) -> str:
+    return max(levels, key=_ORDER.index, default=GREEN)
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return "?"
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TB"  # pragma: no cover
+
+
+def human_age(seconds: float, lang: str) -> str:
+    """The two largest units of a duration, in the chosen language (e.g. "2 h 5 min", "2 小时 5 分钟")."""
+    seconds = max(0, int(seconds))
+    parts = [("health.unit_days", seconds // 86400), ("health.unit_hours", seconds % 86400 // 3600),
+             ("health.unit_minutes", seconds % 3600 // 60), ("health.unit_seconds", seconds % 60)]
+    first = next((i for i, (_, n) in enumerate(parts) if n), len(parts) - 1)
+    chosen = [p for p in parts[first:first + 2] if p[1]] or [parts[-1]]
+    return " ".join(t(msg_id, lang, n=n) for msg_id, n in chosen)
+
+
+def fmt_ms(value: float | None) -> str:
+    return "?" if value is None else f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+
+
+def percentile(sorted_values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile, the same rule as memory.stats()."""
+    if not sorted_values:
+        return None
+    index = min(len(sorted_values) - 1, max(0, int(round(q * (len(sorted_values) - 1)))))
+    return float(sorted_values[index])
+
+
+def iso(dt: datetime) -> str:
+    return to_iso(dt)  # the stored times' own fixed-width format, so they compare as text
+
+
+def parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+# ---------------------------------------------------------------- facts
+
+
+def daemon_url(cfg: Config) -> str:
+    host = cfg.host
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"  # bound to every interface: loopback answers too
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{cfg.port}"
+
+
+def probe_daemon(url: str, timeout: float) -> dict[str, Any]:
+    """GET /health: {alive, status, version, uptime_s, db_path, reason} or {alive: False, error}."""
+    try:
+        response = httpx.get(url.rstrip("/") + "/health", timeout=timeout)
+    except httpx.HTTPError as exc:
+        return {"url": url, "alive": False, "error": f"{type(exc).__name__}: {exc}"[:200]}
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        return {"url": url, "alive": False, "error": f"HTTP {response.status_code}, not memlane's /health"}
+    return {
+        "url": url, "alive": True, "http_status": response.status_code, "status": body.get("status"),
+        "version": body.get("version"), "uptime_s": body.get("uptime_s"), "db_path": body.get("db_path"),
+        "reason": body.get("reason"), "pending_embeddings": body.get("pending_embeddings"),
+    }
+
+
+def wal_facts(db_path: Path) -> dict[str, Any]:
+    """WAL size, and from the -shm index the frames in the WAL and how many a checkpoint already copied.
+
+    SQLite does not record when the last checkpoint ran; the frames not yet backfilled are what a
+    checkpoint still has to do. The -shm header is in native byte order (see SQLite's wal.c).
+    """
+    wal = Path(str(db_path) + "-wal")
+    shm = Path(str(db_path) + "-shm")
+    facts: dict[str, Any] = {"wal_bytes": wal.stat().st_size if wal.exists() else 0,
+                             "wal_frames": None, "wal_backfilled": None}
+    try:
+        with shm.open("rb") as fh:
+            head = fh.read(136)
+        if len(head) >= 100:
+            (mx_frame,) = struct.unpack_from("=I", head, 16)
+            (n_backfill,) = struct.unpack_from("=I", head, 96)
+            if facts["wal_bytes"] and n_backfill <= mx_frame:
+                facts["wal_frames"], facts["wal_backfilled"] = mx_frame, n_backfill
+    except OSError:
+        pass
+    return facts
+
+
+def db_facts(db_path: Path, now: datetime) -> dict[str, Any]:
+    """Everything the checks need from the database, read on one read-only connection."""
+    facts: dict[str, Any] = {"path": str(db_path), "file_bytes": db_path.stat().st_size}
+    facts.update(wal_facts(db_path))
+    conn = connect(db_path, readonly=True)
+    try:
+        q = conn.execute
+        # The database's own size, pages still in the WAL included (what memory_stats calls db_bytes).
+        facts["bytes"] = q("pragma page_count").fetchone()[0] * q("pragma page_size").fetchone()[0]
+        facts["chunks"], facts["live_chunks"] = q(
+            "select count(*), count(*) filter (where valid_until is null) from chunks").fetchone()
+        facts["entities"] = q("select count(*) from entities").fetchone()[0]
+        facts["relations"] = q("select count(*) from relations where valid_until is null").fetchone()[0]
+        facts["vectors"] = q("select count(*) from chunk_vec").fetchone()[0]
+        pending, oldest = q("select count(*), min(enqueued_at) from embed_queue").fetchone()
+        oldest_dt = parse_time(oldest)
+        facts["pending_embeddings"] = pending
+        facts["pending_oldest_s"] = (now - oldest_dt).total_seconds() if oldest_dt else None
+        cutoff = iso(now - NO_VECTOR_GRACE)
+        facts["missing_vectors"] = q(
+            "select count(*) from chunks c where c.valid_until is null and c.created_at < ? "
+            "and not exists (select 1 from chunk_vec v where v.rowid = c.seq)", (cutoff,)).fetchone()[0]
+        facts["orphan_vectors"] = q(
+            "select count(*) from chunk_vec v where not exists (select 1 from chunks c where c.seq = v.rowid)"
+        ).fetchone()[0]
+        rows = [r[0] for r in q(f"pragma quick_check({QUICK_CHECK_ROWS})")]
+        facts["quick_check"] = rows
+        since = iso(now - timedelta(hours=24))
+        calls, empty = q("select count(*), count(*) filter (where hit_count = 0) from recall_log "
+                         "where created_at >= ?", (since,)).fetchone()
+        lat = [r[0] for r in q("select took_ms from recall_log where created_at >= ? and skipped is null "
+                               "order by took_ms limit ?", (since, MAX_LATENCIES))]
+        facts["recall_24h"] = {"calls": calls, "empty": empty, "p50_ms": percentile(lat, 0.5),
+                               "p95_ms": percentile(lat, 0.95)}
+        facts["entity_kinds"] = [{"kind": k, "count": n} for k, n in q(
+            "select kind, count(*) from entities group by kind order by 2 desc, 1 limit 5")]
+    finally:
+        conn.close()
+    return facts
+
+
+def backup_facts(backup_dir: Path, now: datetime) -> dict[str, Any]:
+    """The newest entry in the backup folder (any name but hidden ones); bounded listing."""
+    latest: tuple[float, str] | None = None
+    try:
+        with os.scandir(backup_dir) as entries:
+            for i, entry in enumerate(entries):
+                if i >= MAX_BACKUP_ENTRIES:
+                    break
+                if entry.name.startswith("."):
+                    continue
+                mtime = entry.stat().st_mtime
+                if latest is None or mtime > latest[0]:
+                    latest = (mtime, entry.path)
+    except OSError:
+        pass
+    if latest is None:
+        return {"dir": str(backup_dir), "latest": None, "age_s": None}
+    return {"dir": str(backup_dir), "latest": latest[1], "age_s": now.timestamp() - latest[0]}
+
+
+# ---------------------------------------------------------------- checks
+
+
+def assess(facts: dict[str, Any], lang: str) -> list[Check]:
+    checks: list[Check] = []
+    d = facts["daemon"]
+    if not d["alive"]:
+        checks.append(Check("daemon", RED, "health.daemon_down", {"url": d["url"], "detail": d.get("error", "")}))
+    elif d.get("status") == "ok":
+        checks.append(Check("daemon", GREEN, "health.daemon_ok", {
+            "url": d["url"], "version": d.get("version") or "?",
+            "uptime": human_age(float(d.get("uptime_s") or 0), lang)}))
+    else:
+        checks.append(Check("daemon", YELLOW, "health.daemon_degraded",
+                            {"url": d["url"], "reason": d.get("reason") or f"HTTP {d.get('http_status')}"}))
+
+    db = facts.get("db")
+    if db is None or "error" in (db or {}):
+        if db and db.get("missing"):
+            checks.append(Check("database", RED, "health.db_missing", {"path": db["path"]}))
+        else:
+            checks.append(Check("database", RED, "health.db_unreadable",
+                                {"path": (db or {}).get("path", "?"), "detail": (db or {}).get("error", "?")}))
+        return checks
+
+    wal = human_bytes(db["wal_bytes"])
+    if db["wal_bytes"] > WAL_WARN_BYTES:
+        checks.append(Check("database", YELLOW, "health.wal_big", {"wal": wal}))
+    elif db["wal_frames"] is not None:
+        checks.append(Check("database", GREEN, "health.db_size_frames", {
+            "path": db["path"], "size": human_bytes(db["bytes"]), "wal": wal, "frames": db["wal_frames"],
+            "backfilled": db["wal_backfilled"]}))
+    else:
+        checks.append(Check("database", GREEN, "health.db_size",
+                            {"path": db["path"], "size": human_bytes(db["bytes"]), "wal": wal}))
+
+    checks.append(Check("counts", GREEN, "health.counts", {
+        "live": db["live_chunks"], "total": db["chunks"], "entities": db["entities"],
+        "relations": db["relations"], "vectors": db["vectors"]}))
+
+    oldest = db["pending_oldest_s"]
+    if db["pending_embeddings"] and oldest is not None and oldest > NO_VECTOR_GRACE.total_seconds():
+        checks.append(Check("pending", YELLOW, "health.pending_stuck",
+                            {"count": db["pending_embeddings"], "age": human_age(oldest, lang)}))
+    else:
+        checks.append(Check("pending", GREEN, "health.pending_ok", {"count": db["pending_embeddings"]}))
+
+    if db["orphan_vectors"]:
+        checks.append(Check("vectors", RED, "health.vectors_orphan", {"count": db["orphan_vectors"]}))
+    if db["missing_vectors"]:
+        checks.append(Check("vectors", YELLOW, "health.vectors_missing", {"count": db["missing_vectors"]}))
+    if not db["orphan_vectors"] and not db["missing_vectors"]:
+        checks.append(Check("vectors", GREEN, "health.vectors_ok"))
+
+    if db["quick_check"] == ["ok"]:
+        checks.append(Check("quick_check", GREEN, "health.quick_check_ok"))
+    else:
+        checks.append(Check("quick_check", RED, "health.quick_check_bad",
+                            {"detail": "; ".join(db["quick_check"])[:300]}))
+
+    r = db["recall_24h"]
+    if not r["calls"]:
+        checks.append(Check("recalls", GREEN, "health.recalls_none"))
+    else:
+        params = {"count": r["calls"], "p50": fmt_ms(r["p50_ms"]), "p95": fmt_ms(r["p95_ms"]),
+                  "empty_pct": round(100 * r["empty"] / r["calls"])}
+        if r["calls"] >= MIN_CALLS and r["p95_ms"] is not None and r["p95_ms"] > SLOW_P95_MS:
+            checks.append(Check("recalls", YELLOW, "health.recalls_slow", params))
+        elif r["calls"] >= MIN_CALLS and r["empty"] / r["calls"] > EMPTY_RATE_WARN:
+            checks.append(Check("recalls", YELLOW, "health.recalls_empty", params))
+        else:
+            checks.append(Check("recalls", GREEN, "health.recalls", params))
+
+    kinds = db["entity_kinds"]
+    if not kinds:
+        checks.append(Check("entity_kinds", GREEN, "health.kinds_none"))
+    else:
+        top = ", ".join(f"{k['kind']} {k['count']}" for k in kinds)
+        share = kinds[0]["count"] / max(1, db["entities"])
+        if db["entities"] >= DOMINANT_MIN_ENTITIES and share > DOMINANT_SHARE:
+            checks.append(Check("entity_kinds", YELLOW, "health.kinds_dominant",
+                                {"top": top, "kind": kinds[0]["kind"], "share": round(100 * share)}))
+        else:
+            checks.append(Check("entity_kinds", GREEN, "health.kinds", {"top": top}))
+
+    b = facts.get("backup")
+    if b is not None:  # only when backups are configured (config.backup_dir)
+        if b["latest"] is None:
+            checks.append(Check("backup", YELLOW, "health.backup_none", {"dir": b["dir"]}))
+        elif b["age_s"] > BACKUP_WARN_AGE.total_seconds():
+            checks.append(Check("backup", YELLOW, "health.backup_old",
+                                {"age": human_age(b["age_s"], lang), "path": b["latest"]}))
+        else:
+            checks.append(Check("backup", GREEN, "health.backup_ok",
+                                {"age": human_age(b["age_s"], lang), "path": b["latest"]}))
+    return checks
+
+
+def gather(cfg: Config, url: str | None, db: str | None, timeout: float, now: datetime) -> dict[str, Any]:
+    daemon = probe_daemon(url or daemon_url(cfg), timeout)
+    # The running daemon knows its own database best; --db and an explicit config still win.
+    if db:
+        db_path = Path(os.path.expanduser(db))
+    elif daemon.get("alive") and daemon.get("db_path") and Path(daemon["db_path"]).is_absolute():
+        db_path = Path(daemon["db_path"])
+    else:
+        db_path = cfg.resolved_db_path()
+    facts: dict[str, Any] = {"daemon": daemon, "backup": None}
+    if not db_path.is_file():
+        facts["db"] = {"path": str(db_path), "missing": True, "error": "not found"}
+    else:
+        try:
+            facts["db"] = db_facts(db_path, now)
+        except MemlaneError as exc:
+            facts["db"] = {"path": str(db_path), "error": exc.message()}
+        except Exception as exc:  # a broken file must give a red line, not a traceback
+            facts["db"] = {"path": str(db_path), "error": f"{type(exc).__name__}: {exc}"[:300]}
+    if cfg.backup_dir is not None:
+        facts["backup"] = backup_facts(Path(os.path.expanduser(str(cfg.backup_dir))), now)
+    return facts
+
+
+def parse_args(argv: list[str] | None, lang: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="health_check.py", description=t("health.help", lang))
+    p.add_argument("--url", help=t("health.help_url", lang))
+    p.add_argument("--db", help=t("health.help_db", lang))
+    p.add_argument("--json", action="store_true", help=t("health.help_json", lang))
+    p.add_argument("--lang", choices=("en", "zh"), help=t("health.help_lang", lang))
+    p.add_argument("--timeout", type=float, default=5.0, help=t("health.help_timeout", lang))
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv, i18n_messages.detect_lang())
+    lang = args.lang or i18n_messages.detect_lang()
+    now = datetime.now(timezone.utc)
+    try:
+        cfg = load_config()
+    except MemlaneError as exc:
+        print(f"{MARK[RED]} {t('health.bad_config', lang, detail=exc.message(lang))}", flush=True)
+        return EXIT[RED]
+    lang = args.lang or cfg.lang or lang
+    facts = gather(cfg, args.url, args.db, args.timeout, now)
+    checks = assess(facts, lang)
+    status = worst([c.level for c in checks])
+    summary = {GREEN: "health.summary_green", YELLOW: "health.summary_yellow", RED: "health.summary_red"}[status]
+    if args.json:
+        out = {"status": status, "exit_code": EXIT[status], "lang": lang, "checked_at": iso(now),
+               "summary": t(summary, lang),
+               "checks": [{"name": c.name, "level": c.level, "id": c.msg_id, "message": t(c.msg_id, lang, **c.params)}
+                          for c in checks],
+               "facts": facts}
+        print(json.dumps(out, ensure_ascii=False, indent=2, default=str))
+    else:
+        print(t("health.title", lang, when=now.astimezone().strftime("%Y-%m-%d %H:%M %Z")))
+        for c in checks:
+            print(c.line(lang))
+        print(f"{MARK[status]} {t(summary, lang)}", flush=True)
+    return EXIT[status]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,65 @@
+"""Import a plain list of identity facts as canonical_fact entities.
+
+    python scripts/import_identity_facts.py facts.txt [--db PATH] [--namespace NS] [--embed]
+
+One fact per line; blank lines and lines starting with # are skipped. A line "key: value" (also
+"key = value" or "key：value") names its canonical fact by the key (e.g. "name", "生日"), otherwise by
+the whole line. Each fact is stored as an important memory tagged `identity`, linked to its
+canonical_fact entity. Running it twice stores nothing new.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import _common as c
+
+SOURCE = "identity"
+_KEY = re.compile(r"^\s*([^:=：]{1,60}?)\s*[:=：]\s*\S")
+MAX_LINES = 100_000
+
+
+def import_facts(mem: Any, text_lines: Iterable[str], namespace: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"created": 0, "existing": 0, "relations": 0, "errors": []}
+    for n, line in enumerate(text_lines, 1):
+        if n > MAX_LINES:
+            break
+        fact = line.strip().lstrip("\ufeff")
+        if not fact or fact.startswith("#"):
+            continue
+        m = _KEY.match(fact)
+        name = (m.group(1).strip() if m else fact)[:200]
+        try:
+            r = mem.remember(fact, namespace=namespace, source=SOURCE, tags=["identity"], importance=0.9,
+                             entities=[{"name": name, "kind": "canonical_fact"}])
+            out["created" if r["created"] else "existing"] += 1
+        except c.MemlaneError as exc:
+            if exc.code not in ("invalid_argument", "too_large"):
+                raise
+            out["errors"].append((n, exc.render()))
+    return out
+
+
+def main() -> int:
+    p = c.parser("data.help.identity")
+    p.add_argument("file", help=c.t("data.help.file"))
+    p.add_argument("--namespace", help=c.t("data.help.namespace"))
+    p.add_argument("--embed", action="store_true", help=c.t("data.help.embed"))
+    args = p.parse_args()
+    cfg = c.config(args)
+    from memory import Memory
+
+    with Memory(config=cfg, start_worker=False) as mem, \
+            open(Path(args.file).expanduser(), encoding="utf-8-sig") as fh:
+        res = import_facts(mem, fh, args.namespace)
+        if args.embed:
+            c.say("data.embedding", count=mem.pending_embeddings())
+            mem.embed_pending()
+    return c.report(res)
+
+
+if __name__ == "__main__":
+    raise SystemExit(c.run(main))

@@ -1,0 +1,41 @@
+"""PriorityLock: a query is served between passage slices, never behind a whole background batch."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from embedder import PriorityLock
+
+
+def test_a_query_goes_before_the_rest_of_a_background_batch():
+    lock = PriorityLock()
+    events: list[str] = []
+    started = threading.Event()
+
+    def slow_embed(part: list[str]) -> np.ndarray:
+        started.set()
+        events.append(f"p{len(part)}")
+        time.sleep(0.01)
+        return np.zeros((len(part), 4), dtype=np.float32)
+
+    out: list[np.ndarray] = []
+    worker = threading.Thread(target=lambda: out.append(lock.run_passages([f"t{i}" for i in range(80)], slow_embed, 4)))
+    worker.start()
+    assert started.wait(5)
+    with lock.high():
+        events.append("q")
+    worker.join(30)
+    assert out and out[0].shape == (80, 4)  # every passage embedded, in one array
+    q = events.index("q")
+    assert q < len(events) - 20, events  # the query did not wait for the batch to finish
+    # After a query, slices shrink to one text so the next query waits for at most one text.
+    assert all(e == "p1" for e in events[q + 1 :])
+    assert events[0] == f"p{PriorityLock.QUIET_SLICE}"  # quiet: batched for throughput
+
+
+def test_empty_input_needs_no_lock():
+    lock = PriorityLock()
+    assert lock.run_passages([], lambda part: np.zeros((0, 3)), 3).shape == (0, 3)

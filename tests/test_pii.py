@@ -1,0 +1,123 @@
+"""The secret and personal-data scan: what it finds, and what warn, redact and reject do on a real store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import pii
+from config import load_config
+from errors import InvalidArgument
+from memory import Memory
+
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+       "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U")
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAq7BFUpkGp3+LQmlQ\nYx2zt0kq\n-----END RSA PRIVATE KEY-----"
+SAMPLES = {
+    "api_key": [
+        "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "sk-proj-abcdefghijklmnopT3BlbkFJabcdefghijklmnopqrst",
+        "ghp_" + "A1b2C3d4E5" * 3 + "f6G7h8",
+        "AKIAIOSFODNN7EXAMPLE",
+    ],
+    "jwt": [JWT],
+    "private_key": [PEM],
+    "card_number": ["4111 1111 1111 1111", "5500-0000-0000-0004", "6222021234567890128"],
+    "email": ["alice.smith+memo@example.co.uk", "li.lei@qq.com"],
+    "cn_mobile": ["13812345678", "+86 139 1234 5678"],
+    "cn_id": ["11010519491231002X", "440304199001011233"],
+}
+CLEAN = [
+    "Alice moved to Berlin last year.",
+    "sh600089 build at 18.96 on 2024-01-05, sold 600089.SH in March",
+    "order number 1234567890123 shipped",  # 13 digits, fails Luhn
+    "爱丽丝去年搬到了柏林，电话区号 010",
+    "the sha is 3f786850e387550fdab836ed7e6dc881de23001b",
+    "skill-based routing and sk-short",
+]
+
+
+@pytest.mark.parametrize("kind,value", [(k, v) for k, vs in SAMPLES.items() for v in vs])
+def test_each_kind_is_found_with_its_span(kind: str, value: str) -> None:
+    text = f"note: {value} (keep)"
+    found = pii.scan(text)
+    assert [f.kind for f in found] == [kind], found
+    f = found[0]
+    assert text[f.start:f.end].strip() == value.strip()
+    red = pii.redact(text)
+    assert value not in red and pii.placeholder(kind) in red
+    assert red.startswith("note: ") and red.endswith(" (keep)")
+
+
+@pytest.mark.parametrize("text", CLEAN)
+def test_ordinary_text_has_no_findings(text: str) -> None:
+    assert pii.scan(text) == []
+
+
+def test_cn_id_checksum_is_verified() -> None:
+    # The same 18 characters with a wrong check digit is not an ID (and not a card, and not a phone).
+    assert [f.kind for f in pii.scan("id 110105194912310021")] == []
+
+
+def test_warnings_name_the_kind_never_the_value() -> None:
+    text = "mail li.lei@qq.com key " + SAMPLES["api_key"][0]
+    stored, warnings = pii.apply(text, "warn")
+    assert stored == text
+    assert sorted(w.split("]")[0] for w in warnings) == ["[pii:api_key", "[pii:email"]
+    assert all("li.lei" not in w and "sk-ant" not in w for w in warnings)
+
+
+def _mem(tmp_path: Path, e5, mode: str) -> Memory:
+    cfg = load_config({"HOME": str(tmp_path), "MEMLANE_PII": mode})
+    return Memory(tmp_path / f"{mode}.db", config=cfg, embedder=e5, start_worker=False)
+
+
+def test_warn_stores_as_is_and_warns(tmp_path: Path, e5) -> None:
+    with _mem(tmp_path, e5, "warn") as mem:
+        r = mem.remember("Bob's email is bob@example.com")
+        assert r["created"] and any(w.startswith("[pii:email]") for w in r["warnings"])
+        assert "bob@example.com" in mem.history(r["chunk_id"])["versions"][0]["content"]
+
+
+def test_redact_stores_a_placeholder_in_remember_and_update(tmp_path: Path, e5) -> None:
+    key = SAMPLES["api_key"][0]
+    with _mem(tmp_path, e5, "redact") as mem:
+        r = mem.remember(f"the deploy key is {key}, phone 13812345678")
+        assert {w.split("]")[0] for w in r["warnings"]} == {"[pii:api_key", "[pii:cn_mobile"}
+        content = mem.history(r["chunk_id"])["versions"][0]["content"]
+        assert key not in content and "13812345678" not in content
+        assert "[redacted:api_key]" in content and "[redacted:cn_mobile]" in content
+        u = mem.update(r["chunk_id"], f"the new key is {JWT}")
+        assert any(w.startswith("[pii:jwt]") for w in u["warnings"])
+        versions = mem.history(u["chunk_id"])["versions"]
+        assert JWT not in versions[-1]["content"] and "[redacted:jwt]" in versions[-1]["content"]
+        # Nothing in the whole file holds the values (FTS shadow tables included).
+        mem.close()
+        raw = (tmp_path / "redact.db").read_bytes()
+        assert key.encode() not in raw and JWT.encode() not in raw and b"13812345678" not in raw
+
+
+def test_reject_stores_nothing(tmp_path: Path, e5) -> None:
+    with _mem(tmp_path, e5, "reject") as mem:
+        with pytest.raises(InvalidArgument) as exc:
+            mem.remember(f"card {SAMPLES['card_number'][0]}")
+        assert exc.value.code == "invalid_argument" and "card_number" in exc.value.render("en")
+        assert "4111" not in exc.value.render("en") and "4111" not in exc.value.render("zh")
+        assert mem.stats()["chunks"] == 0
+        ok = mem.remember("Alice likes tea")
+        with pytest.raises(InvalidArgument):
+            mem.update(ok["chunk_id"], "Alice's id is 11010519491231002X")
+        assert mem.stats()["chunks"] == 1
+
+
+def test_recall_log_never_holds_a_detected_secret(tmp_path: Path, e5) -> None:
+    key = SAMPLES["api_key"][1]
+    with _mem(tmp_path, e5, "warn") as mem:
+        mem.remember("Alice keeps her keys in the vault")
+        mem.recall(f"where is {key} or 13812345678 stored?")
+        rows = mem._reader().execute("select query, recall_details_json from recall_log").fetchall()
+        assert rows and all(key not in q and "13812345678" not in q for q, _ in rows)
+        assert "[redacted:api_key]" in rows[0][0]
+        assert json.loads(rows[0][1]) is not None
