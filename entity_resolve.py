@@ -183,7 +183,18 @@ def cjk_words(text: str) -> list[str]:
     return [w for run in _CJK_RUN.findall(text) for w in jieba.cut(run)]
 
 
-def english_proper_nouns(text: str) -> list[Mention]:
+_ACRONYM = re.compile(r"(?<![\w$@#.-])[A-Z][A-Z0-9&]{1,5}(?![\w-])")
+# All-caps words that are not names.
+NOT_ACRONYMS = frozenset("I A OK AM PM TV ID FAQ FYI ASAP ETA TBD TODO LOL OMG BTW IMO IMHO PS NB RE CC BCC".split())
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;。！？；\n]\s*|^\W*)$")
+
+
+def english_proper_nouns(text: str, common_words: frozenset[str] | set[str] | None = None) -> list[Mention]:
+    """Capitalized names and all-caps acronyms (SAP, AWS), without sentence-initial function words.
+
+    `common_words` (lowercase ordinary English words) drops a single capitalized word that only
+    starts a sentence ("Never book meetings…"); inside a sentence a capital still marks a name.
+    """
     out = []
     for m in _PROPER.finditer(text):
         words = m.group(0).split()
@@ -197,11 +208,18 @@ def english_proper_nouns(text: str) -> list[Mention]:
         name = " ".join(words)
         if name.casefold() in FUNCTION_WORDS or len(name) < 2:
             continue
+        if (common_words and len(words) == 1 and name == m.group(0) and name.casefold() in common_words
+                and _SENTENCE_START.search(text[: m.start()])):
+            continue
         out.append(Mention(name, "concept"))
+    for m in _ACRONYM.finditer(text):
+        word = m.group(0)
+        if word not in NOT_ACRONYMS and not word.isdigit() and not canonical_stock(word):
+            out.append(Mention(word, "concept"))
     return out
 
 
-def extract_mentions(text: str) -> list[Mention]:
+def extract_mentions(text: str, common_words: frozenset[str] | set[str] | None = None) -> list[Mention]:
     """Entity mentions found in text: stock codes, @mentions, #tags, English proper nouns, Chinese names.
 
     Deduplicated by normalized name; the first kind seen wins.
@@ -219,11 +237,11 @@ def extract_mentions(text: str) -> list[Mention]:
         add(Mention("@" + m.group(1), "person"))
     for m in _HASHTAG.finditer(text):
         add(Mention("#" + m.group(1).rstrip(".,;:!?"), "concept"))
-    for m in english_proper_nouns(text):
-        add(m)
+    for mention in english_proper_nouns(text, common_words):
+        add(mention)
     if has_cjk(text):
-        for m in chinese_mentions(text):
-            add(m)
+        for mention in chinese_mentions(text):
+            add(mention)
     return list(found.values())
 
 

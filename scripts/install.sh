@@ -19,6 +19,8 @@ HOST=127.0.0.1
 PORT="${MEMLANE_PORT:-8086}"
 UNIT_NAME=memlane.service
 LABEL=ai.memlane.mcp
+HEALTH_UNIT=memlane-health
+HEALTH_LABEL=ai.memlane.health
 SYSTEMD_DIR="${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user"
 LAUNCHD_DIR="$HOME/Library/LaunchAgents"
 
@@ -85,14 +87,19 @@ if [ "$mode" = uninstall ]; then
     removed=0
     case "$(service_manager)" in
         systemd)
-            systemctl --user disable --now "$UNIT_NAME" >/dev/null 2>&1 || true
-            if [ -f "$SYSTEMD_DIR/$UNIT_NAME" ]; then rm -f "$SYSTEMD_DIR/$UNIT_NAME"; removed=1; fi
+            systemctl --user disable --now "$UNIT_NAME" "$HEALTH_UNIT.timer" >/dev/null 2>&1 || true
+            for f in "$SYSTEMD_DIR/$UNIT_NAME" "$SYSTEMD_DIR/$HEALTH_UNIT.service" "$SYSTEMD_DIR/$HEALTH_UNIT.timer"; do
+                if [ -f "$f" ]; then rm -f "$f"; removed=1; fi
+            done
             systemctl --user daemon-reload >/dev/null 2>&1 || true ;;
         launchd)
-            launchctl bootout "gui/$(id -u)/$LABEL" >/dev/null 2>&1 || true
-            if [ -f "$LAUNCHD_DIR/$LABEL.plist" ]; then rm -f "$LAUNCHD_DIR/$LABEL.plist"; removed=1; fi ;;
+            for label in "$LABEL" "$HEALTH_LABEL"; do
+                launchctl bootout "gui/$(id -u)/$label" >/dev/null 2>&1 || true
+                if [ -f "$LAUNCHD_DIR/$label.plist" ]; then rm -f "$LAUNCHD_DIR/$label.plist"; removed=1; fi
+            done ;;
         *)
-            for f in "$SYSTEMD_DIR/$UNIT_NAME" "$LAUNCHD_DIR/$LABEL.plist"; do
+            for f in "$SYSTEMD_DIR/$UNIT_NAME" "$LAUNCHD_DIR/$LABEL.plist" "$SYSTEMD_DIR/$HEALTH_UNIT.service" \
+                     "$SYSTEMD_DIR/$HEALTH_UNIT.timer" "$LAUNCHD_DIR/$HEALTH_LABEL.plist"; do
                 if [ -f "$f" ]; then rm -f "$f"; removed=1; fi
             done ;;
     esac
@@ -148,6 +155,14 @@ case "$(service_manager)" in
             say install.service_systemd unit="$SYSTEMD_DIR/$UNIT_NAME" log="$LOG"
         else
             say install.service_failed detail="systemctl --user" cmd="$FOREGROUND"
+        fi
+        # The daily health check: a timer that appends to logs/health.log.
+        render "$ROOT/scripts/service/$HEALTH_UNIT.service" > "$SYSTEMD_DIR/$HEALTH_UNIT.service"
+        render "$ROOT/scripts/service/$HEALTH_UNIT.timer" > "$SYSTEMD_DIR/$HEALTH_UNIT.timer"
+        if systemctl --user daemon-reload && systemctl --user enable --now "$HEALTH_UNIT.timer" >/dev/null 2>&1; then
+            say install.health_timer what="$SYSTEMD_DIR/$HEALTH_UNIT.timer" log="$LIVE_ROOT/logs/health.log"
+        else
+            say install.service_failed detail="systemctl --user enable $HEALTH_UNIT.timer" cmd="$PY $ROOT/scripts/health_check.py"
         fi ;;
     launchd)
         mkdir -p "$LAUNCHD_DIR"
@@ -158,6 +173,14 @@ case "$(service_manager)" in
             say install.service_launchd plist="$LAUNCHD_DIR/$LABEL.plist" log="$LOG"
         else
             say install.service_failed detail="launchctl" cmd="$FOREGROUND"
+        fi
+        render "$ROOT/scripts/service/memlane-health.plist" > "$LAUNCHD_DIR/$HEALTH_LABEL.plist"
+        launchctl bootout "gui/$(id -u)/$HEALTH_LABEL" >/dev/null 2>&1 || true
+        if launchctl bootstrap "gui/$(id -u)" "$LAUNCHD_DIR/$HEALTH_LABEL.plist" 2>/dev/null \
+            || launchctl load -w "$LAUNCHD_DIR/$HEALTH_LABEL.plist" 2>/dev/null; then
+            say install.health_timer what="$LAUNCHD_DIR/$HEALTH_LABEL.plist" log="$LIVE_ROOT/logs/health.log"
+        else
+            say install.service_failed detail="launchctl $HEALTH_LABEL" cmd="$PY $ROOT/scripts/health_check.py"
         fi ;;
     *)
         say install.no_service cmd="$FOREGROUND" ;;

@@ -39,3 +39,20 @@ def test_a_query_goes_before_the_rest_of_a_background_batch():
 def test_empty_input_needs_no_lock():
     lock = PriorityLock()
     assert lock.run_passages([], lambda part: np.zeros((0, 3)), 3).shape == (0, 3)
+
+
+def test_long_passages_are_clipped_to_the_model_window(e5):
+    from embedder import MAX_TOKENS
+
+    long_en = "The quick brown fox jumps over the lazy dog. " * 400
+    long_zh = "爱丽丝去年搬到了柏林，在一家软件公司工作。" * 300
+    for text in (long_en, long_zh):
+        clipped = e5.clip(text)
+        assert text.startswith(clipped) and len(clipped) < len(text)
+        assert e5._model.token_count(clipped, False) <= MAX_TOKENS
+        assert e5._model.token_count(text[: len(clipped) + 1], False) > MAX_TOKENS  # the longest prefix that fits
+    short = "Alice moved to Berlin."
+    assert e5.clip(short) == short
+    vec = e5.embed_passages([long_en])
+    assert vec.shape == (1, e5.dim)
+    assert float(vec[0] @ e5.embed_passages([e5.clip(long_en)])[0]) > 0.999  # clipping is what embedding sees

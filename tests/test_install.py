@@ -161,3 +161,34 @@ def test_a_fresh_home_reaches_the_ready_line_with_no_config(tmp_path: Path) -> N
 def test_version_flag(tmp_path: Path) -> None:
     res = run([sys.executable, str(ROOT / "mcp_server.py"), "--version"], clean_env(tmp_path))
     assert res.returncode == 0 and res.stdout.strip() == f"memlane {__version__}"
+
+
+def test_systemd_install_enables_the_daemon_and_the_daily_health_timer(tmp_path: Path) -> None:
+    # No systemd --user runs in CI, so a recording stand-in for systemctl shows what install.sh asks of it;
+    # the files it writes are real and are checked as such.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "systemctl.log"
+    stub = bin_dir / "systemctl"
+    stub.write_text(f'#!/bin/sh\necho "$@" >> {shlex.quote(str(calls))}\nexit 0\n')
+    stub.chmod(0o755)
+    live, xdg = tmp_path / "live", tmp_path / "xdg"
+    env = clean_env(tmp_path, LIVE_ROOT=str(live), SERVICE_MANAGER="systemd", MEMLANE_PORT="0",
+                    XDG_CONFIG_HOME=str(xdg), PATH=f"{bin_dir}:{os.environ['PATH']}")
+    res = run(["bash", str(INSTALL), "--python", sys.executable], env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    units = xdg / "systemd" / "user"
+    for name in ("memlane.service", "memlane-health.service", "memlane-health.timer"):
+        text = (units / name).read_text()
+        assert not re.search(r"@[A-Z_]+@", text), f"{name} has unfilled placeholders"
+    assert str(ROOT / "scripts" / "health_check.py") in (units / "memlane-health.service").read_text()
+    assert str(live / "logs" / "health.log") in (units / "memlane-health.service").read_text()
+    log = calls.read_text()
+    assert "--user enable --now memlane-health.timer" in log and "--user enable memlane.service" in log
+    assert "daily health check scheduled" in res.stdout
+
+    gone = run(["bash", str(INSTALL), "--uninstall"], env)
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    assert not any(units.iterdir())
+    assert "--user disable --now memlane.service memlane-health.timer" in calls.read_text()
+    assert (live / "memory.db").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import threading
@@ -93,7 +94,16 @@ def test_fusion_is_rrf_and_sorted(mem):
     for h in hits:
         expected = sum(1.0 / (60 + r) for r in h["ranks"].values())
         assert h["score"] == pytest.approx(expected, abs=1e-6)
-    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    # Hits come in the order of final_score: the RRF score after the predicate-aware reranker.
+    assert [h["final_score"] for h in hits] == sorted((h["final_score"] for h in hits), reverse=True)
+    with_rerank_off = Memory(mem.path, config=dataclasses.replace(mem.config, rerank=False, supersession=False),
+                             embedder=mem.embedder, start_worker=False)
+    try:
+        plain = with_rerank_off.recall("Bob tea morning", top_k=5)["hits"]
+        assert all(h["final_score"] == h["score"] for h in plain)
+        assert [h["score"] for h in plain] == sorted((h["score"] for h in plain), reverse=True)
+    finally:
+        with_rerank_off.close()
 
 
 def test_stock_boost_and_code_forms(mem):

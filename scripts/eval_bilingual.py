@@ -1,0 +1,152 @@
+"""Recall on a bilingual (English / 中文) set in the format of ../shared/eval/bilingual-dev.json.
+
+Memories are stored in time order (valid_from; those without one first), with their tags and source,
+but never with their `supersedes` field: telling the newer version from the older one is memlane's
+job. A query is a hit at k when any `expect` id is in the top k. Reported: top-1/3/10 and MRR by kind
+and by query language, the rate at which an `avoid` memory (the superseded version, for temporal_now)
+outranks the expected one, and, in-process, the supersession links memlane made against the truth.
+
+    python scripts/eval_bilingual.py ../shared/eval/bilingual-dev.json
+    python scripts/eval_bilingual.py PATH --lanes vector
+    python scripts/eval_bilingual.py PATH --disable crosslingual --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from evalkit import LANE_NAMES, TECHNIQUES, make_backend, parse_list, percentile, table  # noqa: E402
+
+BASE_TIME = "2025-01-01T00:00:00+00:00"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("path", help="a JSON file in the bilingual-dev format")
+    ap.add_argument("--lanes", default="", help="comma-separated subset of vector,graph,meta,entity")
+    ap.add_argument("--disable", default="", help="comma-separated techniques to switch off: " + ",".join(TECHNIQUES))
+    ap.add_argument("--enable", default="", help="comma-separated techniques to switch on (e.g. facts)")
+    ap.add_argument("--url", default="", help="a running daemon's MCP endpoint, e.g. http://127.0.0.1:8086/mcp")
+    ap.add_argument("--token", default="")
+    ap.add_argument("--db", default="")
+    ap.add_argument("--json", default="", help="also write results as JSON to this file ('-' for stdout)")
+    ap.add_argument("--misses", action="store_true", help="print queries whose expected memory is not top-1")
+    args = ap.parse_args(argv)
+
+    lanes = parse_list(args.lanes, LANE_NAMES, "lane") or None
+    disable = parse_list(args.disable, TECHNIQUES, "technique")
+    enable = parse_list(args.enable, TECHNIQUES, "technique")
+    data = json.loads(Path(args.path).read_text(encoding="utf-8"))
+    mems = sorted(data["memories"], key=lambda m: m.get("valid_from") or "")
+    ns = "bilingual-" + str(data.get("name", "set"))[:40].replace(" ", "_")
+
+    from tqdm import tqdm
+
+    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable)
+    id_of: dict[str, str] = {}
+    results: list[dict[str, Any]] = []
+    latencies: list[float] = []
+    links: list[tuple[str, str]] = []
+    try:
+        for m in tqdm(mems, desc="ingest", unit="mem", file=sys.stderr):
+            r = backend.remember(content=m["content"], namespace=ns, source=m.get("source"),
+                                 tags=m.get("tags") or [], valid_from=m.get("valid_from") or BASE_TIME,
+                                 metadata={"eval_id": m["id"]})
+            id_of[r["chunk_id"]] = m["id"]
+        backend.flush()
+        db = backend.db()
+        if db is not None:
+            links = [(id_of.get(old, old), id_of.get(new, new)) for old, new in db.execute(
+                "select id, superseded_by from chunks where namespace = ? and superseded_by is not null "
+                "and kind = 'memory'", (ns,))]
+        for q in tqdm(data["queries"], desc="recall", unit="q", file=sys.stderr):
+            kw: dict[str, Any] = {"query": q["query"], "namespace": ns, "top_k": 10}
+            if lanes:
+                kw["lanes"] = lanes
+            t0 = time.perf_counter()
+            res = backend.recall(**kw)
+            latencies.append((time.perf_counter() - t0) * 1000)
+            got = [str((h.get("metadata") or {}).get("eval_id", "")) for h in res["hits"]]
+            results.append({**q, "got": got})
+    finally:
+        backend.close()
+
+    def rank_of(got: list[str], ids: list[str]) -> int | None:
+        ranks = [i for i, g in enumerate(got, 1) if g in ids]
+        return ranks[0] if ranks else None
+
+    def score(qs: list[dict[str, Any]]) -> dict[str, float]:
+        out: dict[str, float] = {"n": float(len(qs))}
+        if not qs:
+            return out
+        for k in (1, 3, 10):
+            out[f"top{k}"] = sum((rank_of(q["got"], q["expect"]) or 99) <= k for q in qs) / len(qs)
+        out["mrr"] = sum(1.0 / r if (r := rank_of(q["got"], q["expect"])) else 0.0 for q in qs) / len(qs)
+        with_avoid = [q for q in qs if q.get("avoid")]
+        if with_avoid:
+            above = 0
+            for q in with_avoid:
+                e = rank_of(q["got"], q["expect"]) or 999
+                a = rank_of(q["got"], q["avoid"]) or 1000
+                above += a < e
+            out["avoid_above"] = above / len(with_avoid)
+        return out
+
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for q in results:
+        groups["kind " + q["kind"]].append(q)
+        groups["lang " + q["lang"]].append(q)
+    cols = ["n", "top1", "top3", "top10", "mrr", "avoid_above"]
+    rows = []
+    metrics = {}
+    for name in sorted(groups):
+        m = score(groups[name])
+        metrics[name] = m
+        rows.append([name] + [int(m["n"]) if c == "n" else m.get(c, float("nan")) for c in cols])
+    overall = score(results)
+    metrics["overall"] = overall
+    rows.append(["overall"] + [int(overall["n"]) if c == "n" else overall.get(c, float("nan")) for c in cols])
+    print(f"\nbilingual recall: {args.path}  lanes={','.join(lanes or LANE_NAMES)}  "
+          f"disabled={','.join(disable) or '-'}  enabled={','.join(enable) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
+    print(table(["group"] + cols, rows))
+    now = metrics.get("kind temporal_now", {})
+    print(f"\nsuperseded version above the current one ('now' questions): {now.get('avoid_above', float('nan')):.1%}")
+    truth = {(m["supersedes"], m["id"]) for m in data["memories"] if m.get("supersedes")}
+    sup: dict[str, Any] = {}
+    if backend.db() is None and args.url:
+        print("supersession links: not visible over --url")
+    else:
+        tp = len(set(links) & truth)
+        fp = sorted(set(links) - truth)
+        sup = {"links": len(links), "true": tp, "false": len(fp), "missed": len(truth) - tp, "truth": len(truth)}
+        print(f"supersession links made: {len(links)}; true {tp}/{len(truth)}, false positives {len(fp)}"
+              + (f" {fp}" if fp else ""))
+    p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
+    print(f"recall latency: p50 {p50:.1f} ms, p95 {p95:.1f} ms over {len(latencies)} queries")
+    if args.misses:
+        for q in results:
+            r = rank_of(q["got"], q["expect"])
+            if r != 1:
+                print(f"  {q['id']} [{q['kind']}/{q['lang']}] rank={r} want={q['expect']} avoid={q.get('avoid')} "
+                      f"got={q['got'][:5]}  {q['query']}")
+    if args.json:
+        payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable, "enabled": enable, "metrics": metrics,
+                   "supersession": sup, "latency_ms": {"p50": p50, "p95": p95}}
+        text = json.dumps(payload, indent=2, ensure_ascii=False)
+        if args.json == "-":
+            print(text)
+        else:
+            Path(args.json).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,185 @@
+"""Turn-level recall on LoCoMo conversations: any@k, frac@k, all@k (k = 1, 5, 10) and MRR.
+
+Every turn is stored as one memory, "Speaker: text", with its dia_id in the metadata and its
+session's date as valid_from; each conversation gets its own namespace. Each question of the chosen
+categories (1-4 by default; 5 is adversarial) is recalled, and a hit is an evidence turn in the top k.
+Session-level recall@10 (an evidence turn's session among the sessions of the top-10 turns) is shown
+beside the turn-level figures, never instead of them.
+
+    python scripts/eval_locomo.py ../shared/eval/locomo-dev.json
+    python scripts/eval_locomo.py PATH --lanes meta            # BM25 alone
+    python scripts/eval_locomo.py PATH --disable rerank,facts  # ablation
+    python scripts/eval_locomo.py PATH --url http://127.0.0.1:8086/mcp --json out.json
+
+The data is CC BY-NC: it is read from PATH and never copied anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from evalkit import LANE_NAMES, TECHNIQUES, fmt, make_backend, parse_list, percentile, table  # noqa: E402
+
+KS = (1, 5, 10)
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+
+def parse_session_date(raw: str | None) -> str | None:
+    """LoCoMo dates look like '1:56 pm on 8 May, 2023'."""
+    if not raw:
+        return None
+    for fmt_ in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y"):
+        try:
+            return datetime.strptime(raw.strip(), fmt_).replace(tzinfo=timezone.utc).isoformat()
+        except ValueError:
+            continue
+    return None
+
+
+def turns_of(sample: dict[str, Any]) -> list[dict[str, Any]]:
+    conv = sample["conversation"]
+    out = []
+    sessions = sorted((int(m.group(1)), key) for key in conv if (m := re.fullmatch(r"session_(\d+)", key)))
+    for num, key in sessions:
+        when = parse_session_date(conv.get(f"{key}_date_time"))
+        for turn in conv[key] or []:
+            text = (turn.get("text") or "").strip()
+            if not text:
+                continue
+            out.append({"dia_id": turn["dia_id"], "session": num, "speaker": turn.get("speaker", ""),
+                        "content": f"{turn.get('speaker', '')}: {text}", "valid_from": when})
+    return out
+
+
+def session_of(dia_id: str) -> int | None:
+    m = re.match(r"D(\d+):", dia_id)
+    return int(m.group(1)) if m else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("path", help="a LoCoMo JSON file (a list of samples)")
+    ap.add_argument("--categories", default="1,2,3,4", help="question categories to ask (default 1,2,3,4)")
+    ap.add_argument("--lanes", default="", help="comma-separated subset of vector,graph,meta,entity")
+    ap.add_argument("--disable", default="", help="comma-separated techniques to switch off: " + ",".join(TECHNIQUES))
+    ap.add_argument("--enable", default="", help="comma-separated techniques to switch on (e.g. facts)")
+    ap.add_argument("--url", default="", help="a running daemon's MCP endpoint, e.g. http://127.0.0.1:8086/mcp")
+    ap.add_argument("--token", default="", help="bearer token for --url")
+    ap.add_argument("--db", default="", help="database file for the in-process run (default: a temp file)")
+    ap.add_argument("--limit", type=int, default=0, help="use only the first N samples")
+    ap.add_argument("--json", default="", help="also write the results as JSON to this file ('-' for stdout)")
+    ap.add_argument("--misses", action="store_true", help="print the questions missed at 10")
+    args = ap.parse_args(argv)
+
+    cats = {int(c) for c in args.categories.split(",") if c.strip()}
+    lanes = parse_list(args.lanes, LANE_NAMES, "lane") or None
+    disable = parse_list(args.disable, TECHNIQUES, "technique")
+    enable = parse_list(args.enable, TECHNIQUES, "technique")
+    samples = json.loads(Path(args.path).read_text(encoding="utf-8"))
+    if isinstance(samples, dict):
+        samples = [samples]
+    if args.limit:
+        samples = samples[: args.limit]
+
+    from tqdm import tqdm
+
+    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable)
+    per_q: list[dict[str, Any]] = []
+    latencies: list[float] = []
+    t_ingest = time.perf_counter()
+    try:
+        namespaces = []
+        total_turns = sum(len(turns_of(s)) for s in samples)
+        with tqdm(total=total_turns, desc="ingest", unit="turn", file=sys.stderr) as bar:
+            for i, sample in enumerate(samples):
+                ns = "locomo-" + re.sub(r"[^A-Za-z0-9_.:-]", "_", str(sample.get("sample_id", i)))[:50]
+                namespaces.append(ns)
+                for turn in turns_of(sample):
+                    kw: dict[str, Any] = {"content": turn["content"], "namespace": ns, "source": "chat",
+                                          "metadata": {"dia_id": turn["dia_id"], "session": turn["session"]}}
+                    if turn["valid_from"]:
+                        kw["valid_from"] = turn["valid_from"]
+                    backend.remember(**kw)
+                    bar.update(1)
+        backend.flush()
+        ingest_s = time.perf_counter() - t_ingest
+        questions = [(ns, qa) for ns, s in zip(namespaces, samples, strict=True) for qa in s["qa"]
+                     if qa.get("category") in cats and qa.get("evidence")]
+        for ns, qa in tqdm(questions, desc="recall", unit="q", file=sys.stderr):
+            evidence = {e.strip() for ev in qa["evidence"] for e in str(ev).split(";") if e.strip()}
+            kw = {"query": str(qa["question"]), "namespace": ns, "top_k": 10}
+            if lanes:
+                kw["lanes"] = lanes
+            t0 = time.perf_counter()
+            res = backend.recall(**kw)
+            latencies.append((time.perf_counter() - t0) * 1000)
+            got = [str((h.get("metadata") or {}).get("dia_id", "")) for h in res["hits"]]
+            per_q.append({"namespace": ns, "question": qa["question"], "category": qa["category"],
+                          "evidence": sorted(evidence), "got": got})
+    finally:
+        backend.close()
+
+    def score(qs: list[dict[str, Any]]) -> dict[str, float]:
+        out: dict[str, float] = {"n": float(len(qs))}
+        if not qs:
+            return out
+        for k in KS:
+            top = [set(q["got"][:k]) for q in qs]
+            out[f"any@{k}"] = sum(bool(t & set(q["evidence"])) for t, q in zip(top, qs, strict=True)) / len(qs)
+            out[f"frac@{k}"] = sum(len(t & set(q["evidence"])) / len(q["evidence"]) for t, q in zip(top, qs, strict=True)) / len(qs)
+            out[f"all@{k}"] = sum(set(q["evidence"]) <= t for t, q in zip(top, qs, strict=True)) / len(qs)
+        rr = []
+        for q in qs:
+            ranks = [i for i, d in enumerate(q["got"], 1) if d in q["evidence"]]
+            rr.append(1.0 / ranks[0] if ranks else 0.0)
+        out["mrr"] = sum(rr) / len(qs)
+        sess_hit = 0
+        for q in qs:
+            want = {session_of(e) for e in q["evidence"]}
+            have = {session_of(d) for d in q["got"][:10]}
+            sess_hit += bool(want & have)
+        out["session@10"] = sess_hit / len(qs)
+        return out
+
+    by_cat = {c: score([q for q in per_q if q["category"] == c]) for c in sorted(cats)}
+    overall = score(per_q)
+    cols = ["n", "any@1", "any@5", "any@10", "frac@5", "frac@10", "all@10", "mrr", "session@10"]
+    rows = [[f"{c} {CATEGORY_NAMES.get(c, '')}".strip()] + [int(m["n"]) if k == "n" else m.get(k, float("nan"))
+                                                            for k in cols] for c, m in by_cat.items()]
+    rows.append(["overall"] + [int(overall["n"]) if k == "n" else overall.get(k, float("nan")) for k in cols])
+    print(f"\nLoCoMo turn-level recall: {args.path}  lanes={','.join(lanes or LANE_NAMES)}  "
+          f"disabled={','.join(disable) or '-'}  enabled={','.join(enable) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
+    print(table(["category"] + cols, rows))
+    print("\nfull table: any/frac/all @1/5/10 overall: "
+          + "  ".join(f"{m}@{k}={fmt(overall.get(f'{m}@{k}', float('nan')))}" for m in ("any", "frac", "all") for k in KS))
+    p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
+    print(f"recall latency: p50 {p50:.1f} ms, p95 {p95:.1f} ms over {len(latencies)} queries; "
+          f"ingest {ingest_s:.1f} s")
+    if args.misses:
+        for q in per_q:
+            if not set(q["got"][:10]) & set(q["evidence"]):
+                print(f"  miss [{q['category']}] {q['question']}  want={q['evidence']} got={q['got'][:5]}")
+    if args.json:
+        payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable, "enabled": enable,
+                   "backend": args.url or "in-process", "overall": overall,
+                   "by_category": {str(c): m for c, m in by_cat.items()},
+                   "latency_ms": {"p50": p50, "p95": p95}, "ingest_s": ingest_s}
+        text = json.dumps(payload, indent=2)
+        if args.json == "-":
+            print(text)
+        else:
+            Path(args.json).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,172 @@
+"""Shared parts of the evaluation scripts: a backend (in-process Memory or a daemon over MCP),
+ablation switches, and small metric helpers. Used by eval_locomo.py and eval_bilingual.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from i18n_messages import t  # noqa: E402
+
+# The recall-quality techniques that --disable can switch off (Config booleans of the same name).
+TECHNIQUES = ("facts", "auto_entities", "query_split", "rerank", "supersession", "crosslingual",
+              "lexical_precision", "cooccurs", "context_expansion")
+LANE_NAMES = ("vector", "graph", "meta", "entity")
+
+
+def parse_list(raw: str | None, allowed: Sequence[str], what: str) -> list[str]:
+    if not raw:
+        return []
+    items = [x.strip() for x in raw.split(",") if x.strip()]
+    bad = [x for x in items if x not in allowed]
+    if bad:
+        raise SystemExit(t("quality.eval_bad_choice", what=what, got=", ".join(bad), allowed=", ".join(allowed)))
+    return items
+
+
+class InProcess:
+    """Memory in this process, on a fresh database in a temporary folder (or --db)."""
+
+    def __init__(self, disable: list[str], db: str | None = None, enable: list[str] | None = None) -> None:
+        from config import load_config
+        from memory import Memory
+
+        self._tmp = tempfile.TemporaryDirectory(prefix="memlane-eval-")
+        home = self._tmp.name
+        overrides: dict[str, Any] = {name: True for name in enable or []}
+        overrides.update({name: False for name in disable})
+        self.cfg = load_config({"HOME": home}, overrides=overrides)
+        path = Path(db) if db else Path(home) / "eval.db"
+        self.mem = Memory(path, config=self.cfg)
+
+    def remember(self, **kw: Any) -> dict[str, Any]:
+        return self.mem.remember(**kw)
+
+    def recall(self, **kw: Any) -> dict[str, Any]:
+        return self.mem.recall(**kw)
+
+    def flush(self) -> None:
+        if not self.mem.flush(timeout=3600):
+            raise SystemExit(t("quality.eval_no_drain", seconds=3600))
+
+    def db(self) -> Any:
+        return self.mem._reader()
+
+    def close(self) -> None:
+        self.mem.close()
+        self._tmp.cleanup()
+
+
+class Remote:
+    """A running memlane daemon, over MCP Streamable HTTP (`--url http://127.0.0.1:8086/mcp`).
+
+    Techniques cannot be disabled remotely (they are the daemon's config); lanes can.
+    """
+
+    def __init__(self, url: str, token: str | None = None) -> None:
+        self.url = url
+        self.token = token
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self._session: Any = None
+        self._stack: Any = None
+        self._run(self._open())
+
+    def _run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=600)
+
+    async def _open(self) -> None:
+        from contextlib import AsyncExitStack
+
+        from mcp import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
+        self._stack = AsyncExitStack()
+        client = await self._stack.enter_async_context(create_mcp_http_client(headers=headers))
+        streams = await self._stack.enter_async_context(streamable_http_client(self.url, http_client=client))
+        self._session = await self._stack.enter_async_context(ClientSession(streams[0], streams[1]))
+        await self._session.initialize()
+
+    async def _call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        res = await self._session.call_tool(tool, args)
+        if res.is_error:
+            text = " ".join(getattr(c, "text", "") for c in res.content)
+            raise SystemExit(f"{tool}: {text}")  # the daemon's own "[code] message", already localized
+        if res.structured_content:
+            return dict(res.structured_content)
+        return json.loads(res.content[0].text)
+
+    def remember(self, **kw: Any) -> dict[str, Any]:
+        return self._run(self._call("memory_remember", kw))
+
+    def recall(self, **kw: Any) -> dict[str, Any]:
+        return self._run(self._call("memory_recall", kw))
+
+    def flush(self) -> None:
+        import time
+
+        for _ in range(3600):
+            stats = self._run(self._call("memory_stats", {}))
+            if not stats.get("pending_embeddings"):
+                return
+            time.sleep(1)
+        raise SystemExit(t("quality.eval_no_drain", seconds=3600))
+
+    def db(self) -> Any:
+        return None
+
+    def close(self) -> None:
+        if self._stack is not None:
+            try:
+                self._run(self._stack.aclose())
+            except Exception:  # closing a broken session must not hide the results
+                pass
+        self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+def make_backend(url: str | None, token: str | None, disable: list[str], db: str | None,
+                 enable: list[str] | None = None) -> Any:
+    if url:
+        if disable or enable:
+            raise SystemExit(t("quality.eval_remote_disable"))
+        return Remote(url, token)
+    return InProcess(disable, db, enable)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
+
+
+def fmt(x: float) -> str:
+    return "  -  " if x != x else f"{x:.3f}"
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> str:
+    cells = [headers] + [[c if isinstance(c, str) else fmt(c) if isinstance(c, float) else str(c) for c in r]
+                         for r in rows]
+    widths = [max(len(str(r[i])) for r in cells) for i in range(len(headers))]
+    lines = []
+    for n, r in enumerate(cells):
+        lines.append("  ".join(str(c).ljust(widths[i]) if i == 0 else str(c).rjust(widths[i])
+                               for i, c in enumerate(r)))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,230 @@
+"""Pure-logic tests of the recall-quality techniques, English and Chinese, including must-not-fire cases."""
+
+from __future__ import annotations
+
+import crosslingual as xl
+import entity_resolve as er
+import facts
+import fusion
+import query_plan as qp
+import rerank as rr
+import supersession as sup
+
+# ---------------------------------------------------------------- query understanding
+
+
+def test_split_english_compound_on_and() -> None:
+    parts = qp.split_query("Who leads the Ledgerly team and which database did we pick?")
+    assert parts == ["Who leads the Ledgerly team", "which database did we pick"]
+
+
+def test_split_on_question_marks_both_languages() -> None:
+    assert qp.split_query("我女儿几岁了？这周末带她去哪？") == ["我女儿几岁了", "这周末带她去哪"]
+    assert qp.split_query("Where is prod? How long do tokens last?") == ["Where is prod", "How long do tokens last"]
+
+
+def test_split_chinese_conjunctions() -> None:
+    parts = qp.split_query("日志保留多久以及连接池怎么配置")
+    assert parts == ["日志保留多久", "连接池怎么配置"]
+
+
+def test_no_split_inside_a_name() -> None:
+    assert qp.split_query("What did Johnson and Johnson report about talc?") == []
+    assert qp.split_query("Is Procter and Gamble in my portfolio?") == []
+
+
+def test_no_split_of_a_plain_noun_pair_or_single_question() -> None:
+    assert qp.split_query("salt and pepper") == []
+    assert qp.split_query("Where does Alice live?") == []
+    assert qp.split_query("爱丽丝住在哪里？") == []
+
+
+def test_stop_and_question_words_leave_the_lexical_query() -> None:
+    latin, cjk = qp.content_terms("What is the current API rate limit per key, and how often do we check it?")
+    assert "API" in latin and "rate" in latin and "limit" in latin
+    for w in ("What", "the", "current", "how", "often", "do", "we", "it"):
+        assert w not in latin
+    latin, cjk = qp.content_terms("公共 API 每分钟最多能调几次？现在是多少？")
+    assert "API" in latin
+    assert not {"现在", "多少", "几"} & set(cjk)
+
+
+def test_intents() -> None:
+    assert qp.analyze("Where does the user live now?").wants_now
+    assert qp.analyze("我现在住在哪个城市？").wants_now
+    assert not qp.analyze("Where did I live in 2019?").wants_now
+    assert qp.analyze("How many shares do I own?").wants_quantity
+    assert qp.analyze("特变电工第一笔买了多少股？").wants_quantity
+    assert not qp.analyze("Who is Alice?").wants_quantity
+
+
+def test_idf_weights_favour_rare_terms() -> None:
+    rare, common = qp.idf_weights(1000, [2, 900])
+    assert rare > 5 * common > 0
+
+
+# ---------------------------------------------------------------- reranking
+
+
+def test_predicate_classes_bridge_languages_and_synonyms() -> None:
+    assert "residence" in rr.predicate_classes("Alice relocated to Lisbon")
+    assert "residence" in rr.predicate_classes("爱丽丝去年搬到了柏林")
+    assert "work" in rr.predicate_classes("She is employed at Stripe")
+    assert "work" in rr.predicate_classes("他在字节跳动任职")
+    assert "decision" in rr.predicate_classes("我们最后决定用 Postgres")
+    assert "database" in rr.predicate_classes("we chose Postgres") and "database" in rr.predicate_classes("数据库选型")
+    assert "deploy" in rr.predicate_classes("runs on Fargate") and "deploy" in rr.predicate_classes("部署在哪里")
+    assert "buy" in rr.predicate_classes("sh600089 建仓 18.96") and "sell" in rr.predicate_classes("减仓 100 股")
+    assert not rr.predicate_classes("The weather was lovely.")
+
+
+def _info(q: str) -> qp.QueryInfo:
+    return qp.analyze(q)
+
+
+def test_rerank_prefers_shared_predicate_and_numbers() -> None:
+    q = "How many shares did I buy?"
+    info, cls = _info(q), rr.predicate_classes(q)
+    base = 0.03
+    with_num = rr.rerank_score(info, cls, rr.Candidate("Bought 300 shares of 0700.HK", "2025-01-01"), base)
+    without = rr.rerank_score(info, cls, rr.Candidate("Thinking about the games pipeline", "2025-01-01"), base)
+    assert with_num > without
+
+
+def test_rerank_now_and_superseded() -> None:
+    q = "我现在住在哪个城市？"
+    info, cls = _info(q), rr.predicate_classes(q)
+    old = rr.Candidate("2019 年从成都搬到了柏林", "2019-06-01", superseded=True)
+    new = rr.Candidate("These days I'm based in Lisbon", "2025-03-15", newest_in_class=True)
+    assert rr.rerank_score(info, cls, new, 0.030) > rr.rerank_score(info, cls, old, 0.031)
+
+
+def test_newest_in_class_only_among_same_class() -> None:
+    cls = rr.predicate_classes("Where do I live now?")
+    cands = [(1, "I live in Berlin", "2019-01-01"), (2, "Moved to Lisbon", "2025-01-01"),
+             (3, "Bought a new espresso machine", "2026-01-01")]
+    assert rr.newest_in_class(cls, cands) == {2}
+
+
+def test_rerank_is_bounded_and_pure() -> None:
+    q = "Where does Alice work now?"
+    info, cls = _info(q), rr.predicate_classes(q)
+    cand = rr.Candidate("Alice works at Stripe", "2025-01-01", newest_in_class=True)
+    a = rr.rerank_score(info, cls, cand, 0.02)
+    assert a == rr.rerank_score(info, cls, cand, 0.02)
+    assert abs(a - 0.02) < rr.UNIT  # a nudge, never a whole rank-1 lane
+
+
+def test_missing_required_name_is_penalized() -> None:
+    q = "What does Priya do?"
+    info, cls = _info(q), rr.predicate_classes(q)
+    named = rr.rerank_score(info, cls, rr.Candidate("Priya Nair leads the team", "2025-01-01"), 0.02)
+    other = rr.rerank_score(info, cls, rr.Candidate("Tom leads the team", "2025-01-01"), 0.02)
+    assert named > other
+
+
+# ---------------------------------------------------------------- supersession
+
+
+def test_supersession_fires_on_a_restated_predicate_en_and_zh() -> None:
+    assert sup.supersedes("I moved to Lisbon in March and work remotely now.", "I live in Berlin and work for SAP.")
+    assert sup.supersedes("发票邮件的任务队列换成 SQS 了，原来的方案作废。", "Plan for invoice emails: push jobs onto Redis Streams.")
+    assert sup.supersedes("数据库改用 MySQL 了。", "Ledgerly 我们最后决定用 Postgres 数据库。")
+
+
+def test_no_supersession_without_a_change_signal() -> None:
+    assert not sup.supersedes("I live in Lisbon.", "I live in Berlin.")
+    assert not sup.supersedes("我住在里斯本。", "我住在柏林。")
+
+
+def test_no_false_supersession_for_a_different_person() -> None:
+    assert not sup.supersedes("Bob moved to Lisbon.", "Alice lives in Berlin.")
+    assert not sup.supersedes("I moved to Lisbon.", "My brother Daniel lives in Berlin.")
+
+
+def test_no_false_supersession_for_a_partial_update() -> None:
+    # The stop moved, but the old memory also holds the entry price and size: it must stay.
+    assert not sup.supersedes("sh600089 涨上来了，止损从 17.5 上移到 18.2。", "sh600089 特变电工 建仓 18.96，先买 2000 股，止损放 17.5。")
+
+
+def test_no_false_supersession_across_stocks_or_topics() -> None:
+    assert not sup.supersedes("sh600089 止损上移到 18.2。", "sh600098 止损放 5.5。")
+    assert not sup.supersedes("sh600089 止损上移到 18.2。", "Cut my Apple price target to 235.")
+    assert not sup.supersedes("Weekly sync moved to Thursdays.", "Favorite place to eat: a Goan restaurant.")
+
+
+# ---------------------------------------------------------------- facts
+
+
+def test_sentences_keep_abbreviations_and_decimals() -> None:
+    assert facts.sentences("Dr. Sousa moved it to 9.30 am. Then lunch.") == ["Dr. Sousa moved it to 9.30 am.", "Then lunch."]
+    assert facts.sentences("爱丽丝搬到了柏林。她在 SAP 工作！真的吗？") == ["爱丽丝搬到了柏林。", "她在 SAP 工作！", "真的吗？"]
+
+
+def test_facts_carry_pronouns_en_and_zh() -> None:
+    got = [f.text for f in facts.extract("Alice joined Stripe in 2021. She's the new tech lead there.")]
+    assert got == ["Alice joined Stripe in 2021.", "Alice is the new tech lead there."]
+    got = [f.text for f in facts.extract("爱丽丝去年搬到了柏林。她在 SAP 工作。")]
+    assert got[1].startswith("爱丽丝在 SAP")
+
+
+def test_facts_split_clauses_and_label_kinds() -> None:
+    got = facts.extract("Alice lives in Berlin and she works at SAP as a tech lead.")
+    assert [f.text for f in got] == ["Alice lives in Berlin", "Alice works at SAP as a tech lead."]
+    assert "location" in got[0].kinds and "role" in got[1].kinds
+    zh = facts.extract("我决定用 Postgres；预算是 500 元。")
+    assert "decision" in zh[0].kinds and "quantity" in zh[1].kinds
+
+
+def test_single_fact_content_gives_no_facts() -> None:
+    assert facts.extract("Alice lives in Berlin.") == []
+    assert facts.extract("爱丽丝住在柏林。") == []
+    assert facts.extract("Thanks! Great.") == []  # pieces too small to be facts
+
+
+# ---------------------------------------------------------------- entities
+
+
+def test_acronyms_and_sentence_initial_words() -> None:
+    common = frozenset({"never", "policy", "apple"})
+    names = [m.name for m in er.extract_mentions("Never deploy on Fridays; SAP and AWS are down.", common)]
+    assert "SAP" in names and "AWS" in names and "Never" not in names
+    names = [m.name for m in er.extract_mentions("We met Alice. Policy: Apple shares only.", common)]
+    assert "Alice" in names and "Policy" not in names
+    assert "OK" not in [m.name for m in er.extract_mentions("OK, ship it", common)]
+
+
+def test_chinese_names_places_orgs() -> None:
+    kinds = {m.name: m.kind for m in er.extract_mentions("王蕾现在在北京的字节跳动做数据平台。")}
+    assert kinds.get("王蕾") == "person"
+    assert kinds.get("北京") == "place"
+
+
+# ---------------------------------------------------------------- cross-lingual
+
+
+def test_interleave_calibrates_each_language() -> None:
+    # Chinese distances are all lower (same-language bias); the English outlier must still lead.
+    zh = [(1, 0.10), (2, 0.105), (3, 0.11), (4, 0.112), (5, 0.115), (6, 0.12)]
+    en = [(11, 0.10), (12, 0.19), (13, 0.20), (14, 0.205), (15, 0.21), (16, 0.215)]
+    merged = [r[0] for r in xl.interleave([zh, en])]
+    assert merged[0] == 11
+    assert xl.lang_order("我住在哪里") == ("zh", "en") and xl.lang_order("where") == ("en", "zh")
+
+
+def test_lexicon_translates_both_ways() -> None:
+    assert "database" in xl.to_english(["数据库"])
+    assert "deploy" in xl.to_english(["部署"])
+    assert "数据库" in xl.to_chinese(["database"])
+    assert "女儿" in xl.to_chinese(["daughter"])
+
+
+# ---------------------------------------------------------------- fusion of parts
+
+
+def test_fuse_parts_rewards_each_part_best() -> None:
+    whole = ({1: 0.03, 2: 0.02, 3: 0.01}, {1: {"vector": 1}, 2: {"vector": 2}, 3: {"vector": 3}}, {})
+    part_a = ({3: 0.03, 1: 0.01}, {3: {"meta": 1}, 1: {"meta": 2}}, {3: 99})
+    scores, ranks, fact = fusion.fuse_parts([whole, part_a])
+    assert scores[3] > scores[2]  # the part's best climbs above the whole question's second
+    assert ranks[1] == {"vector": 1} and fact == {3: 99}
