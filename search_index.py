@@ -1,0 +1,186 @@
+"""Index helpers that keep recall fast as a namespace grows: CJK bigrams and the two-pass vector KNN.
+
+`memory.py` owns the tables (schema.sql); these functions only build the values it stores and run
+the two read queries whose shape matters for speed. Measured in docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+# The same CJK ranges entity_resolve uses to segment Chinese, so a 2-character word that jieba
+# produces from a query is always a bigram of the stored text exactly when LIKE '%word%' matches.
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]+")
+
+# From this many live chunks in a namespace the vector lane uses the coarse bit pass + rescoring;
+# below it the exact float32 scan. The coarse pass is faster but not exact (docs/BENCHMARKS.md:
+# recall@10 0.95-0.98 on real e5 vectors at 7k), so it is kept for sizes where the exact scan is
+# too slow to be interactive (~0.7 us a vector with sqlite-vec 0.1.9's scalar cosine).
+COARSE_MIN_CHUNKS = 200_000
+# vec0's partition key `bucket` = seq % BUCKETS. vec0's top-k selection costs rows x k per query,
+# so asking 16 buckets for k/16 each costs a sixteenth of one query for k.
+BUCKETS = 16
+# Candidates the coarse pass hands to float32 rescoring (at least OVERSAMPLE x the lane depth).
+CANDIDATES = 512
+OVERSAMPLE = 8
+
+# Sign bits only carry information once the embedder's common direction is removed: e5 vectors share
+# one dominant direction, so raw signs are nearly the same for every text. The centre is the mean of
+# these texts' embeddings, computed once per model and stored in `meta`.
+REFERENCE_TEXTS = (
+    "The weather in Berlin is cold and rainy today.", "我明天要去上海出差，周五回来。",
+    "Alice bought 100 shares of Apple after the earnings call.", "会议改到下午三点，在三楼会议室。",
+    "The production server crashed after the last update.", "他喜欢吃火锅和饺子，不太能吃辣。",
+    "Remember to call the dentist on Monday morning.", "这家公司的季度财报超出了市场预期。",
+    "My daughter started piano lessons in September.", "贵州茅台（600519）今天上涨了百分之三。",
+    "The recipe needs two eggs, flour and a pinch of salt.", "我们计划明年春天去日本看樱花。",
+    "Bob prefers green tea to coffee in the morning.", "项目的截止日期推迟到了下个月底。",
+    "The invoice INV-2031 was paid by bank transfer.", "她在杭州的一家互联网公司做产品经理。",
+)
+
+
+def compute_center(embedder: Any) -> np.ndarray:
+    """The mean embedding of REFERENCE_TEXTS (run outside any write transaction)."""
+    return np.asarray(embedder.embed_passages(list(REFERENCE_TEXTS)), dtype=np.float32).mean(axis=0)
+
+
+def ensure_center(mem: Any) -> np.ndarray:
+    """The stored centre for the store's embedder, computing and storing it on first use."""
+    model = mem.embedder.model
+    rows = dict(mem._writer.execute(
+        "select key, value from meta where key in ('vec_center', 'vec_center_model')").fetchall())
+    if rows.get("vec_center_model") == model and rows.get("vec_center"):
+        return np.frombuffer(bytes.fromhex(rows["vec_center"]), dtype=np.float32).copy()
+    # Cached on the embedder too: one process opening many stores (tests, tools) embeds the texts once.
+    center = getattr(mem.embedder, "_memlane_center", None)
+    if center is None or getattr(mem.embedder, "_memlane_center_model", None) != model:
+        center = compute_center(mem.embedder)
+        try:
+            mem.embedder._memlane_center, mem.embedder._memlane_center_model = center, model
+        except AttributeError:  # an embedder with __slots__ simply recomputes next time
+            pass
+    with mem.atomic() as db:
+        db.execute("insert or replace into meta(key, value) values ('vec_center', ?)", (center.tobytes().hex(),))
+        db.execute("insert or replace into meta(key, value) values ('vec_center_model', ?)", (model,))
+    return center
+
+
+def sign_bits(vec: np.ndarray, center: np.ndarray) -> bytes:
+    """The coarse code of a vector: one bit per dimension, set where it exceeds the centre."""
+    return np.packbits(np.asarray(vec, dtype=np.float32) > center).tobytes()
+
+
+def bigram_token(word: str) -> str:
+    """An ASCII token for a 2-character CJK word, so the FTS5 tokenizer can never split or fold it."""
+    return "b" + "".join(f"{ord(ch):05x}" for ch in word)  # fixed width: one token, no separators
+
+
+def cjk_bigrams(text: str) -> str:
+    """Every adjacent pair of CJK characters in `text`, as space-separated tokens ('' when none)."""
+    seen: dict[str, None] = {}
+    for run in _CJK_RUN.findall(text):
+        for i in range(len(run) - 1):
+            seen[bigram_token(run[i : i + 2])] = None
+    return " ".join(seen)
+
+
+def bigram_match(words: list[str]) -> str:
+    """An FTS5 MATCH expression: any of the 2-character words (ASCII tokens, quoted)."""
+    return " OR ".join(f'"{bigram_token(w)}"' for w in words)
+
+
+# The BM25 top of an FTS table is read this many times the lane depth before the namespace and
+# validity filters; only if too few survive is the exact (slower) form run.
+FTS_OVERFETCH = 8
+
+
+def fts_top(db: Any, table: str, match: str, where: str, args: list[Any], depth: int) -> list[int]:
+    """The `depth` best BM25 matches of `match` in `table` (chunks_fts or chunks_tri) that pass `where`.
+
+    Ranking inside FTS5 first and joining `chunks` only for the best rows avoids a primary-key lookup
+    per match (a common word matches 10% of a large namespace). The result is exact: when at least
+    `depth` of the first depth x FTS_OVERFETCH rows pass the filter they are the filtered top; when
+    fewer do (other namespaces, closed versions) the full join runs instead.
+    """
+    n = depth * FTS_OVERFETCH
+    rows = db.execute(
+        f"select c.seq from (select rowid, rank from {table} where {table} match ? order by rank limit ?) f "
+        f"join chunks c on c.seq = f.rowid where {where} order by f.rank limit ?",
+        (match, n, *args, depth)).fetchall()
+    if len(rows) < depth and db.execute(
+            f"select count(*) from (select 1 from {table} where {table} match ? limit ?)",
+            (match, n)).fetchone()[0] >= n:
+        rows = db.execute(
+            f"select c.seq from {table} f join chunks c on c.seq = f.rowid "
+            f"where {table} match ? and {where} order by bm25({table}) limit ?",
+            (match, *args, depth)).fetchall()
+    return [r[0] for r in rows]
+
+
+def write_vector(db: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes,
+                 center: np.ndarray) -> None:
+    """Store one chunk's vector three ways: exact (chunk_vec), coarse sign bits (chunk_vec_bit) and
+    float32 for rescoring (chunk_vec_f32). Re-embedding replaces all three."""
+    # A vec0 delete of a rowid that is not there is slow, so look in the plain table first.
+    if db.execute("select 1 from chunk_vec_f32 where seq = ?", (seq,)).fetchone():
+        db.execute("delete from chunk_vec where rowid = ?", (seq,))
+        db.execute("delete from chunk_vec_bit where rowid = ?", (seq,))
+        db.execute("delete from chunk_vec_f32 where seq = ?", (seq,))
+    db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?, ?, ?, ?, ?)",
+               (seq, namespace, int(live), lang, vec))
+    db.execute(
+        "insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) values (?, ?, ?, ?, vec_bit(?))",
+        (seq, namespace, seq % BUCKETS, int(live), sign_bits(np.frombuffer(vec, dtype=np.float32), center)),
+    )
+    db.execute("insert into chunk_vec_f32(seq, embedding) values (?, ?)", (seq, vec))
+
+
+def coarse_knn(db: Any, namespace: str, qv: np.ndarray, depth: int, center: np.ndarray) -> list[int]:
+    """Live chunks nearest to `qv`: Hamming top-k per bucket, then exact cosine over those candidates."""
+    per_bucket = max(4, math.ceil(max(CANDIDATES, depth * OVERSAMPLE) / BUCKETS))
+    qb = sign_bits(qv, center)
+    cands: list[int] = []
+    for bucket in range(BUCKETS):
+        cands += [r[0] for r in db.execute(
+            "select rowid from chunk_vec_bit where embedding match vec_bit(?) and k = ? "
+            "and namespace = ? and bucket = ? and live = 1",
+            (qb, per_bucket, namespace, bucket))]
+    if not cands:
+        return []
+    seqs: list[int] = []
+    blobs: list[bytes] = []
+    for i in range(0, len(cands), 500):
+        part = cands[i : i + 500]
+        marks = ",".join("?" * len(part))
+        for seq, blob in db.execute(f"select seq, embedding from chunk_vec_f32 where seq in ({marks})", part):
+            seqs.append(seq)
+            blobs.append(blob)
+    if not seqs:
+        return []
+    mat = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(seqs), -1)
+    sims = mat @ np.asarray(qv, dtype=np.float32)
+    order = np.argsort(-sims, kind="stable")[:depth]
+    return [seqs[i] for i in order]
+
+
+def rebuild_bits(db: Any, center: np.ndarray, batch: int = 5000) -> int:
+    """Recompute every coarse code from chunk_vec_f32 (after the centre or BUCKETS changed); in the
+    caller's transaction. Returns the number of rows written."""
+    db.execute("delete from chunk_vec_bit")
+    done, last = 0, -1
+    while True:
+        rows = db.execute(
+            "select f.seq, f.embedding, v.namespace, v.live from chunk_vec_f32 f join chunk_vec v on v.rowid = f.seq "
+            "where f.seq > ? order by f.seq limit ?", (last, batch)).fetchall()
+        if not rows:
+            return done
+        db.executemany(
+            "insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) values (?, ?, ?, ?, vec_bit(?))",
+            [(seq, ns, seq % BUCKETS, live, sign_bits(np.frombuffer(blob, dtype=np.float32), center))
+             for seq, blob, ns, live in rows])
+        done += len(rows)
+        last = rows[-1][0]

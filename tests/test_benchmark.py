@@ -1,0 +1,178 @@
+"""scripts/benchmark.py runs, cleans up and writes valid JSON; the speed paths it measures behave like
+the slow paths they replace. Nothing here asserts on time."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import search_index as si
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "benchmark.py"
+
+
+def _run(tmp_path: Path, *extra: str) -> tuple[dict, Path]:
+    work = tmp_path / "work"
+    work.mkdir()
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--chunks", "200", "--queries", "12", "--acks", "10", "--embed-sample", "16",
+         "--no-progress", "--tmpdir", str(work), "--json", str(out), *extra],
+        capture_output=True, text=True, timeout=600, cwd=str(ROOT),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text(encoding="utf-8")), work
+
+
+def test_benchmark_model_run_writes_json_and_cleans_up(tmp_path: Path) -> None:
+    data, work = _run(tmp_path)
+    assert list(work.iterdir()) == []  # the temp database and everything beside it are gone
+    rec = data["recall"]
+    for key in ("p50_ms", "p95_ms", "p99_ms", "min_ms", "max_ms", "mean_ms", "stdev_ms", "empty_count"):
+        assert key in rec
+    assert rec["count"] == 12
+    assert rec["min_ms"] <= rec["p50_ms"] <= rec["p95_ms"] <= rec["p99_ms"] <= rec["max_ms"]
+    assert set(rec["lanes_p50_ms"]) == {"vector", "graph", "meta", "entity"}
+    assert data["db"]["chunks"] >= 190 and data["db"]["vectors"] == data["db"]["chunks"]
+    assert data["db"]["relations"] > 0 and data["db"]["entities"] > 0
+    assert data["remember_ack"]["count"] == 10
+    assert data["embedding"]["raw_chunks_per_s"] > 0 and data["embedding"]["worker_chunks_per_s"] > 0
+    assert 0 <= data["vector_recall_at_10"] <= 1
+    assert data["daemon"]["skipped"]  # without --daemon it says how to measure it
+    assert {row["measure"] for row in data["targets"]} >= {"remember ack", "start to ready", "idle RSS"}
+    assert data["startup"]["rss_idle_mb"] > 0
+
+
+def test_benchmark_synthetic_run_is_labelled_and_cleans_up(tmp_path: Path) -> None:
+    data, work = _run(tmp_path, "--vectors", "synthetic")
+    assert list(work.iterdir()) == []
+    assert "SYNTHETIC" in data["label"] or "合成" in data["label"]
+    assert data["seeding"]["mode"] == "synthetic"
+    assert data["db"]["vectors"] == 200
+    assert "skipped" in data["bulk_import"]
+    assert data["recall"]["count"] == 12
+
+
+def test_plot_without_sources_or_with_them(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    runs = []
+    for n in (1000, 10000):
+        r = {"params": {"chunks": n, "vectors": "model"}, "recall": {"p50_ms": 10.0, "p95_ms": 20.0},
+             "recall_cache_on": {"p50_ms": 2.0, "p95_ms": 3.0}}
+        p = tmp_path / f"r{n}.json"
+        p.write_text(json.dumps(r), encoding="utf-8")
+        runs.append(str(p))
+    png = tmp_path / "plot.png"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--plot", str(png), "--from", *runs],
+                          capture_output=True, text=True, timeout=120, cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--chunks", "0", "--tmpdir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, cwd=str(ROOT))
+    assert proc.returncode == 2
+    assert "--chunks" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_corpus_is_deterministic_and_bilingual() -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import benchmark as b
+
+    a = [b.make_item(i, 7) for i in range(300)]
+    assert a == [b.make_item(i, 7) for i in range(300)]
+    assert {x["lang"] for x in a} == {"en", "zh"}
+    assert len({x["content"] for x in a}) == 300
+    assert any(e["kind"] == "stock" for x in a for e in x["entities"])
+    assert any(x["relation"] for x in a)
+    assert b.make_queries(24, 300, 7) == b.make_queries(24, 300, 7)
+
+
+# ---------------------------------------------------------------- the index-backed paths
+
+
+CJK = st.text(alphabet=st.sampled_from(list("柏林茅台爱丽丝去年搬到了北京上海abc ，。1")), min_size=0, max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=CJK, word=st.text(alphabet=st.sampled_from(list("柏林茅台爱丽丝北京")), min_size=2, max_size=2))
+def test_bigram_token_present_exactly_when_like_would_match(text: str, word: str) -> None:
+    tokens = set(si.cjk_bigrams(text).split())
+    assert (si.bigram_token(word) in tokens) == (word in text)
+
+
+def test_bigram_tokens_are_plain_ascii_words() -> None:
+    toks = si.cjk_bigrams("爱丽丝去年搬到了柏林 and 𠀀𠀁").split()
+    assert toks and all(t.isascii() and t.isalnum() for t in toks)
+    assert si.bigram_token("柏林") in toks and si.bigram_token("𠀀𠀁") in toks
+
+
+def test_two_char_chinese_word_found_through_the_bigram_index(mem) -> None:
+    target = mem.remember("爱丽丝去年搬到了柏林", namespace="zh")["chunk_id"]
+    mem.remember("张伟在上海讨论了预算", namespace="zh")
+    mem.remember("Berlin is in Germany", namespace="zh")
+    res = mem.recall("柏林", namespace="zh", lanes=["meta"])
+    assert [h["chunk_id"] for h in res["hits"]] == [target]
+    plan = mem._reader().execute(
+        "explain query plan select c.seq from chunks_bi b join chunks c on c.seq = b.rowid "
+        "where chunks_bi match ? and c.namespace = ?", (si.bigram_match(["柏林"]), "zh")).fetchall()
+    text = " ".join(str(r[-1]) for r in plan)
+    assert "VIRTUAL TABLE INDEX" in text and "SCAN c" not in text
+
+
+def test_coarse_vector_path_matches_exact_when_candidates_cover_the_namespace(mem, monkeypatch) -> None:
+    rng = random.Random(3)
+    words = ["Berlin", "Tokyo", "sushi", "budget", "chess", "Tencent", "hiking", "Paris", "audit", "pizza"]
+    for i in range(40):
+        mem.remember(f"note {i}: {' '.join(rng.sample(words, 3))}", namespace="v")
+    assert mem.flush(60)
+    queries = ["where is Berlin", "food like sushi", "company budget audit"]
+    exact = [[h["chunk_id"] for h in mem.recall(q, namespace="v", lanes=["vector"], top_k=10)["hits"]]
+             for q in queries]
+    monkeypatch.setattr(si, "COARSE_MIN_CHUNKS", 1)
+    coarse = [[h["chunk_id"] for h in mem.recall(q, namespace="v", lanes=["vector"], top_k=10)["hits"]]
+              for q in queries]
+    assert coarse == exact
+    # A forgotten chunk leaves the coarse index's live set too.
+    mem.forget(coarse[0][0], namespace="v")
+    after = [h["chunk_id"] for h in mem.recall(queries[0], namespace="v", lanes=["vector"], top_k=10)["hits"]]
+    assert coarse[0][0] not in after and after[0] == coarse[0][1]
+
+
+def test_recall_does_not_wait_for_a_busy_writer_and_its_log_row_lands(mem) -> None:
+    import threading
+
+    mem.remember("Alice keeps her bike in the shed", namespace="w")
+    assert mem.flush(60)  # the embedding worker idle: the only other writer is the one below
+    holding, recalled = threading.Event(), threading.Event()
+    outcome: list[bool] = []
+
+    def hold_writer() -> None:
+        with mem.atomic() as db:  # another writer mid-transaction
+            db.execute("select 1")
+            holding.set()
+            outcome.append(recalled.wait(60))  # False if the recall had to wait for this writer
+
+    th = threading.Thread(target=hold_writer)
+    th.start()
+    assert holding.wait(60)
+    before = mem._reader().execute("select count(*) from recall_log").fetchone()[0]
+    res = mem.recall("where is the bike", namespace="w")  # would block here if it waited for the writer
+    recalled.set()
+    th.join(90)
+    assert not th.is_alive()
+    assert outcome == [True]
+    assert res["hits"] and res["hits"][0]["content"].startswith("Alice")
+    # The holder wrote the queued row when it let go of the writer.
+    after = mem._reader().execute("select count(*) from recall_log").fetchone()[0]
+    assert after == before + 1
