@@ -44,6 +44,8 @@ class PriorityLock:
     """
 
     QUIET_S = 2.0
+    YIELD_GAP_S = 0.05
+    MAX_YIELD_S = 0.25
     BUSY_SLICE = 1
     QUIET_SLICE = 8
 
@@ -74,6 +76,11 @@ class PriorityLock:
     @contextmanager
     def low(self) -> Iterator[None]:
         with self._cv:
+            # While queries keep arriving, leave the CPU to them for a moment between slices (bounded, so
+            # the queue still drains under a steady stream of recalls).
+            deadline = time.monotonic() + self.MAX_YIELD_S
+            while time.monotonic() - self._last_high < self.YIELD_GAP_S and time.monotonic() < deadline:
+                self._cv.wait(self.YIELD_GAP_S)
             while self._held or self._high_waiting:
                 self._cv.wait()
             self._held = True
