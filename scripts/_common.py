@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -56,7 +57,8 @@ def progress(total: int | None, quiet: bool, unit: str = "it") -> object:
     return tqdm(total=total, unit=unit, unit_scale=unit == "B", disable=quiet, file=sys.stderr, leave=False)
 
 
-__all__ = ["ROOT", "InvalidArgument", "MemlaneError", "Unavailable", "config", "parser", "progress", "report", "run", "say", "warn"]
+__all__ = ["ROOT", "InvalidArgument", "MemlaneError", "Unavailable", "config", "import_main", "parser", "progress",
+           "report", "run", "say", "warn"]
 
 
 def report(res: dict[str, object]) -> int:
@@ -70,3 +72,22 @@ def report(res: dict[str, object]) -> int:
         warn("data.errors_total", count=len(errors))  # type: ignore[arg-type]
         return 1
     return 0
+
+
+def import_main(help_id: str, open_file: Callable[[Path], IO[Any]],
+                do_import: Callable[[Any, IO[Any], str | None, Config], dict[str, object]]) -> int:
+    """The importers' shared command line: FILE, --namespace, --embed, --db; then the summary."""
+    p = parser(help_id)
+    p.add_argument("file", help=t("data.help.file"))
+    p.add_argument("--namespace", help=t("data.help.into_namespace"))
+    p.add_argument("--embed", action="store_true", help=t("data.help.embed"))
+    args = p.parse_args()
+    cfg = config(args)
+    from memory import Memory
+
+    with Memory(config=cfg, start_worker=False) as mem, open_file(Path(args.file).expanduser()) as fh:
+        res = do_import(mem, fh, args.namespace, cfg)
+        if args.embed:
+            say("data.embedding", count=mem.pending_embeddings())
+            mem.embed_pending()
+    return report(res)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import _common as c
@@ -77,21 +76,8 @@ def import_holdings(mem: Any, text_lines: Iterable[str], namespace: str | None =
 
 
 def main() -> int:
-    p = c.parser("data.help.holdings")
-    p.add_argument("file", help=c.t("data.help.file"))
-    p.add_argument("--namespace", help=c.t("data.help.into_namespace"))
-    p.add_argument("--embed", action="store_true", help=c.t("data.help.embed"))
-    args = p.parse_args()
-    cfg = c.config(args)
-    from memory import Memory
-
-    with Memory(config=cfg, start_worker=False) as mem, \
-            open(Path(args.file).expanduser(), encoding="utf-8-sig", newline="") as fh:
-        res = import_holdings(mem, fh, args.namespace, cfg.lang or None)
-        if args.embed:
-            c.say("data.embedding", count=mem.pending_embeddings())
-            mem.embed_pending()
-    return c.report(res)
+    return c.import_main("data.help.holdings", lambda path: path.open(encoding="utf-8-sig", newline=""),
+                         lambda mem, fh, ns, cfg: import_holdings(mem, fh, ns, cfg.lang or None))
 
 
 if __name__ == "__main__":

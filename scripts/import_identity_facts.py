@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import _common as c
@@ -44,21 +43,8 @@ def import_facts(mem: Any, text_lines: Iterable[str], namespace: str | None = No
 
 
 def main() -> int:
-    p = c.parser("data.help.identity")
-    p.add_argument("file", help=c.t("data.help.file"))
-    p.add_argument("--namespace", help=c.t("data.help.into_namespace"))
-    p.add_argument("--embed", action="store_true", help=c.t("data.help.embed"))
-    args = p.parse_args()
-    cfg = c.config(args)
-    from memory import Memory
-
-    with Memory(config=cfg, start_worker=False) as mem, \
-            open(Path(args.file).expanduser(), encoding="utf-8-sig") as fh:
-        res = import_facts(mem, fh, args.namespace)
-        if args.embed:
-            c.say("data.embedding", count=mem.pending_embeddings())
-            mem.embed_pending()
-    return c.report(res)
+    return c.import_main("data.help.identity", lambda path: path.open(encoding="utf-8-sig"),
+                         lambda mem, fh, ns, cfg: import_facts(mem, fh, ns))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import _common as c
@@ -71,20 +70,8 @@ def import_graph(mem: Any, lines: Iterable[bytes], namespace: str | None = None)
 
 
 def main() -> int:
-    p = c.parser("data.help.mcp")
-    p.add_argument("file", help=c.t("data.help.file"))
-    p.add_argument("--namespace", help=c.t("data.help.into_namespace"))
-    p.add_argument("--embed", action="store_true", help=c.t("data.help.embed"))
-    args = p.parse_args()
-    cfg = c.config(args)
-    from memory import Memory
-
-    with Memory(config=cfg, start_worker=False) as mem, Path(args.file).expanduser().open("rb") as fh:
-        res = import_graph(mem, fh, args.namespace)
-        if args.embed:
-            c.say("data.embedding", count=mem.pending_embeddings())
-            mem.embed_pending()
-    return c.report(res)
+    return c.import_main("data.help.mcp", lambda path: path.open("rb"),
+                         lambda mem, fh, ns, cfg: import_graph(mem, fh, ns))
 
 
 if __name__ == "__main__":
