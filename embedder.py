@@ -69,9 +69,7 @@ class PriorityLock:
         try:
             yield
         finally:
-            with self._cv:
-                self._held = False
-                self._cv.notify_all()
+            self._release()
 
     @contextmanager
     def low(self) -> Iterator[None]:
@@ -87,9 +85,12 @@ class PriorityLock:
         try:
             yield
         finally:
-            with self._cv:
-                self._held = False
-                self._cv.notify_all()
+            self._release()
+
+    def _release(self) -> None:
+        with self._cv:
+            self._held = False
+            self._cv.notify_all()
 
     def slice_size(self) -> int:
         with self._cv:

@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from evalkit import LANE_NAMES, TECHNIQUES, make_backend, parse_list, percentile, table  # noqa: E402
+from evalkit import LANE_NAMES, TECHNIQUES, make_backend, parse_list, percentile, table, write_json  # noqa: E402
 
 BASE_TIME = "2025-01-01T00:00:00+00:00"
 
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nsuperseded version above the current one ('now' questions): {now.get('avoid_above', float('nan')):.1%}")
     truth = {(m["supersedes"], m["id"]) for m in data["memories"] if m.get("supersedes")}
     sup: dict[str, Any] = {}
-    if backend.db() is None and args.url:
+    if args.url:  # the in-process store is already closed here; only a daemon hides the links
         print("supersession links: not visible over --url")
     else:
         tp = len(set(links) & truth)
@@ -140,11 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable, "enabled": enable, "metrics": metrics,
                    "supersession": sup, "latency_ms": {"p50": p50, "p95": p95}}
-        text = json.dumps(payload, indent=2, ensure_ascii=False)
-        if args.json == "-":
-            print(text)
-        else:
-            Path(args.json).write_text(text + "\n", encoding="utf-8")
+        write_json(args.json, payload)
     return 0
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from evalkit import LANE_NAMES, TECHNIQUES, fmt, make_backend, parse_list, percentile, table  # noqa: E402
+from evalkit import LANE_NAMES, TECHNIQUES, fmt, make_backend, parse_list, percentile, table, write_json  # noqa: E402
 
 KS = (1, 5, 10)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -173,11 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                    "backend": args.url or "in-process", "overall": overall,
                    "by_category": {str(c): m for c, m in by_cat.items()},
                    "latency_ms": {"p50": p50, "p95": p95}, "ingest_s": ingest_s}
-        text = json.dumps(payload, indent=2)
-        if args.json == "-":
-            print(text)
-        else:
-            Path(args.json).write_text(text + "\n", encoding="utf-8")
+        write_json(args.json, payload)
     return 0
 
 

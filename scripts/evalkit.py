@@ -170,3 +170,12 @@ def table(headers: list[str], rows: list[list[Any]]) -> str:
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def write_json(dest: str, payload: dict[str, Any]) -> None:
+    """The --json output: to stdout for '-', else to the file (UTF-8, Chinese kept readable)."""
+    text = json.dumps(payload, indent=2, ensure_ascii=False)
+    if dest == "-":
+        print(text)
+    else:
+        Path(dest).write_text(text + "\n", encoding="utf-8")
