@@ -73,6 +73,9 @@ class Config:
     # A strong hit lends half its score to the memories written just before/after it (one conversation).
     # Off: no gain on either dev set in the final runs, and risky where neighbouring memories are unrelated.
     context_expansion: bool = False
+    # The meta and entity lanes run on a thread pool beside the vector lane. Off: one after another
+    # (the benchmark's sequential variant, so both variants do the same work).
+    parallel_lanes: bool = True
     # Optional LLM fact extraction (off by default): any OpenAI-compatible endpoint.
     extractor: str = "rules"  # rules | openai
     extractor_url: str = "http://127.0.0.1:11434/v1"

@@ -9,6 +9,7 @@ import re
 import threading
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 # ---------------------------------------------------------------- normalization
 
@@ -277,3 +278,54 @@ def query_candidates(query: str) -> list[str]:
                 if len(out) >= MAX_CANDIDATES:
                     return list(out)
     return list(out)
+
+
+# ---------------------------------------------------------------- resolving and linking through a store
+
+COOCCUR_MAX = 8  # entities of one memory that get pairwise co_occurs relations (at most 28 pairs)
+Wanted = tuple[str, "str | None", list[str]]  # (name, kind, aliases) as a caller or the extractor gives it
+
+
+def with_mentions(explicit: list[Wanted], mentions: list[Wanted]) -> list[Wanted]:
+    """The caller's entities, then the extracted ones they do not already name."""
+    seen = {norm(n) for n, _, _ in explicit}
+    return [*explicit, *(m for m in mentions if norm(m[0]) not in seen)]
+
+
+def resolve(store: Any, tx: Any, namespace: str, name: str, kind: str | None, aliases: list[str],
+            now: str) -> dict[str, Any]:
+    """Find an entity by name or alias in the namespace, or create it; record new aliases.
+
+    A stock is stored under its canonical code, with the name it was given as an alias.
+    """
+    from errors import InvalidArgument
+
+    display = name
+    if kind == "stock":
+        code = canonical_stock(name, assume_ticker=True)
+        if code:
+            display = code
+            if norm(name) != norm(code):
+                aliases = [name, *aliases]
+    key = norm(display)
+    if not key:
+        raise InvalidArgument("arg.empty", name="entities[].name")
+    pairs = [(norm(a), a) for a in aliases]
+    return store.resolve_entity(tx, namespace, display, key, kind, [p for p in pairs if p[0]], now)
+
+
+def link(store: Any, tx: Any, namespace: str, seq: int, wanted: list[Wanted], now: str, *, limit: int,
+         cooccurs: bool) -> list[dict[str, Any]]:
+    """Resolve the wanted entities and link them to chunk `seq`; with `cooccurs`, pair them up."""
+    linked: dict[str, dict[str, Any]] = {}
+    for name, kind, aliases in wanted[:limit]:
+        ent = resolve(store, tx, namespace, name, kind, aliases, now)
+        if ent["id"] not in linked:
+            linked[ent["id"]] = ent
+            store.link_entity(tx, seq, ent["id"])
+    if cooccurs and len(linked) > 1:
+        ids = list(linked)[:COOCCUR_MAX]
+        for i, a in enumerate(ids):
+            for b in ids[i + 1:]:
+                store.bump_cooccur(tx, namespace, a, b, now)
+    return list(linked.values())

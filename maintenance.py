@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from errors import InvalidArgument, Unavailable
-from memory import connect
+from store import derived
+from store.sqlite_db import connect
 
 BACKUP_GLOB = "{stem}-*.db"
 _VEC_DIM = re.compile(r"float\[(\d+)\]")
@@ -190,6 +191,8 @@ def check_vectors(db: Any) -> VectorReport:
         r[0]: (r[1], r[2], r[3], r[4])
         for r in db.execute("select rowid, namespace, live, lang, vec_length(embedding) from chunk_vec")}
     rep.vectors = len(vec)
+    # The coarse index mirrors namespace and liveness too: a drift there leaks or hides memories.
+    bits = {r[0]: (r[1], r[2]) for r in db.execute("select rowid, namespace, live from chunk_vec_bit")}
     queued = {r[0] for r in db.execute("select chunk_seq from embed_queue")}
     seen: set[int] = set()
     for seq, ns, lang, live in db.execute("select seq, namespace, lang, valid_until is null from chunks"):
@@ -202,9 +205,9 @@ def check_vectors(db: Any) -> VectorReport:
         vns, vlive, vlang, vdim = got
         if vdim != rep.model_dim:
             rep.wrong_dim.append(seq)
-        elif vns != ns or vlang != lang:
+        elif vns != ns or vlang != lang or (seq in bits and bits[seq][0] != ns):
             rep.wrong_meta.append(seq)
-        elif int(vlive) != int(live):
+        elif int(vlive) != int(live) or (seq in bits and int(bits[seq][1]) != int(live)):
             rep.wrong_live.append(seq)
     rep.orphans = sorted(set(vec) - seen)
     return rep
@@ -218,24 +221,16 @@ def repair_vectors(db: Any, rep: VectorReport, now: str) -> dict[str, int]:
     done = {"requeued": 0, "removed": 0, "relived": 0, "table_rebuilt": 0}
     if rep.model_dim and rep.table_dim != rep.model_dim:
         # The vector table itself has the wrong dimension: rebuild it empty and queue every chunk.
-        sql = db.execute("select sql from sqlite_master where name = 'chunk_vec'").fetchone()[0]
-        db.execute("drop table chunk_vec")
-        db.execute(_VEC_DIM.sub(f"float[{int(rep.model_dim)}]", sql))
-        cur = db.execute("insert or ignore into embed_queue(chunk_seq, enqueued_at) select seq, ? from chunks", (now,))
+        done["requeued"] = derived.reset_vectors(db, rep.model_dim, now)
         done["table_rebuilt"] = 1
-        done["requeued"] = cur.rowcount
         return done
-    for seq in rep.orphans:
-        db.execute("delete from chunk_vec where rowid = ?", (seq,))
-        done["removed"] += 1
-    for seq in rep.wrong_dim + rep.wrong_meta:
-        db.execute("delete from chunk_vec where rowid = ?", (seq,))
+    for seq in rep.orphans + rep.wrong_dim + rep.wrong_meta:
+        derived.drop_vector(db, seq)
         done["removed"] += 1
     for seq in rep.missing_live + rep.missing_closed + rep.wrong_dim + rep.wrong_meta:
-        db.execute("insert or ignore into embed_queue(chunk_seq, enqueued_at) values (?, ?)", (seq, now))
+        derived.enqueue(db, seq, now)
         done["requeued"] += 1
     for seq in rep.wrong_live:
-        db.execute("update chunk_vec set live = (select valid_until is null from chunks where seq = ?) "
-                   "where rowid = ?", (seq, seq))
+        derived.relive_from_chunk(db, seq)
         done["relived"] += 1
     return done

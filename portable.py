@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from errors import InvalidArgument
+from store import derived
 
 FORMAT = "memlane-export"
 VERSION = 1
@@ -110,8 +111,9 @@ class ImportReport:
 class _Importer:
     """Writes records into the database through `atomic` (the Memory's single write path)."""
 
-    def __init__(self, atomic: Callable[[], Any], dim: int, model: str) -> None:
+    def __init__(self, atomic: Callable[[], Any], dim: int, model: str, center: np.ndarray) -> None:
         self.atomic = atomic
+        self.center = center  # the coarse codes' centre, for imported vectors (store/derived.write_vector)
         self.dim = dim
         self.model = model
         self.header: dict[str, Any] | None = None
@@ -188,9 +190,7 @@ class _Importer:
         row["superseded_by"] = None  # may point forward; set after every chunk is in
         self._insert(db, "chunks", row)
         seq = db.execute("select seq from chunks where id = ?", (rec["id"],)).fetchone()[0]
-        db.execute("insert into chunks_fts(rowid, content, tags, source, metadata) values (?,?,?,?,?)",
-                   (seq, row["content"], row.get("tags") or "[]", row.get("source") or "", row.get("metadata") or "{}"))
-        db.execute("insert into chunks_tri(rowid, content) values (?,?)", (seq, row["content"]))
+        derived.add_text(db, seq, row["content"], row.get("tags") or "[]", row.get("source"), row.get("metadata") or "{}")
         for eid in rec.get("entities") or []:
             target = self._eid(db, eid)
             if target is None:
@@ -198,12 +198,11 @@ class _Importer:
             db.execute("insert or ignore into chunk_entities(chunk_seq, entity_id) values (?, ?)", (seq, target))
         vec = self._vector(rec.get("vector"))
         if vec is not None:
-            db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
-                       (seq, row["namespace"], int(row.get("valid_until") is None), row.get("lang") or "en", vec))
+            derived.write_vector(db, seq, row["namespace"], row.get("valid_until") is None, row.get("lang") or "en",
+                                 vec, self.center)
             self.report.vectors += 1
         else:
-            db.execute("insert or ignore into embed_queue(chunk_seq, enqueued_at) values (?, ?)",
-                       (seq, row["created_at"]))
+            derived.enqueue(db, seq, row["created_at"])
             self.report.queued += 1
         self._count("chunk", True)
 
@@ -267,8 +266,10 @@ def import_records(mem: Any, lines: Iterable[bytes | str], *, progress: Callable
     A record that fails is reported with its line number and skipped; its batch is retried without it,
     so that one bad line never loses its neighbours.
     """
-    imp = _Importer(mem.atomic, mem.embedder.dim, mem.embedder.model)
-    with mem.atomic() as db:
+    store = mem.store
+    # The centre of the coarse vector codes, before any transaction (computing it may embed).
+    imp = _Importer(store.atomic, mem.embedder.dim, mem.embedder.model, store.center())
+    with store.atomic() as db:
         before = db.total_changes
     batch: list[tuple[int, dict[str, Any]]] = []
 
@@ -276,14 +277,14 @@ def import_records(mem: Any, lines: Iterable[bytes | str], *, progress: Callable
         if not batch:
             return
         try:
-            with mem.atomic() as db:
+            with store.atomic() as db:
                 for _, rec in batch:
                     imp.record(db, rec)
         except (InvalidArgument, KeyError, TypeError, ValueError):
             # Replay one record per transaction to find the bad ones and keep the good ones.
             for n, rec in batch:
                 try:
-                    with mem.atomic() as db:
+                    with store.atomic() as db:
                         imp.record(db, rec)
                 except InvalidArgument as exc:
                     imp.report.errors.append((n, exc.render(lang)))
@@ -310,7 +311,7 @@ def import_records(mem: Any, lines: Iterable[bytes | str], *, progress: Callable
         if len(batch) >= BATCH:
             flush_batch()
     flush_batch()
-    with mem.atomic() as db:
+    with store.atomic() as db:
         imp.finish(db)
         imp.report.changes = db.total_changes - before
     return imp.report

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,8 +55,8 @@ _ZH_CONJ = re.compile(r"以及|还有|并且|而且|另外|和|跟|与")
 
 
 @dataclass
-class QueryInfo:
-    """What the reranker and the lanes need to know about a query."""
+class Analysis:
+    """What the reranker needs to know about a query (recall.query.QueryInfo builds it once per query)."""
 
     text: str
     lang: str
@@ -86,8 +87,11 @@ def content_terms(text: str) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(latin))[:32], list(dict.fromkeys(cjk))[:16]
 
 
-def _content_size(part: str) -> int:
-    latin, cjk = content_terms(part)
+Terms = Callable[[str], tuple[list[str], list[str]]]
+
+
+def _content_size(part: str, terms: Terms = content_terms) -> int:
+    latin, cjk = terms(part)
     return len(latin) + len(cjk)
 
 
@@ -99,7 +103,7 @@ def _is_name_join(left: str, right: str) -> bool:
                 and lw[-1].casefold() not in EN_STOP and rw[0].casefold() not in EN_STOP)
 
 
-def _split_conj(part: str, pattern: re.Pattern[str], min_content: int) -> list[str]:
+def _split_conj(part: str, pattern: re.Pattern[str], min_content: int, terms: Terms) -> list[str]:
     pieces: list[str] = []
     pos = 0
     buf_start = 0
@@ -108,14 +112,14 @@ def _split_conj(part: str, pattern: re.Pattern[str], min_content: int) -> list[s
         pos = m.end()
         if _is_name_join(left, right):
             continue
-        if _content_size(left) >= min_content and _content_size(right) >= min_content:
+        if _content_size(left, terms) >= min_content and _content_size(right, terms) >= min_content:
             pieces.append(left.strip(" ,，、"))
             buf_start = pos
     pieces.append(part[buf_start:].strip(" ,，、"))
     return [p for p in pieces if p]
 
 
-def split_query(text: str) -> list[str]:
+def split_query(text: str, terms: Terms = content_terms) -> list[str]:
     """The sub-questions of a compound question, or [] when it is a single question.
 
     English splits on '?', ';', 'and', 'also'; Chinese on '？', '；', 和/以及/还有/并且. A conjunction
@@ -125,18 +129,18 @@ def split_query(text: str) -> list[str]:
     parts = [p.strip() for p in _STRONG.split(text) if p and p.strip()]
     out: list[str] = []
     for p in parts:
-        for q in _split_conj(p, _EN_CONJ, 2):
-            out.extend(_split_conj(q, _ZH_CONJ, 2) if er.has_cjk(q) else [q])
-    out = [p for p in out if _content_size(p) >= 1]
+        for q in _split_conj(p, _EN_CONJ, 2, terms):
+            out.extend(_split_conj(q, _ZH_CONJ, 2, terms) if er.has_cjk(q) else [q])
+    out = [p for p in out if _content_size(p, terms) >= 1]
     out = list(dict.fromkeys(out))[:MAX_PARTS]
     return out if len(out) > 1 else []
 
 
-def analyze(text: str) -> QueryInfo:
-    latin, cjk = content_terms(text)
+def analyze(text: str, terms: Terms = content_terms) -> Analysis:
+    latin, cjk = terms(text)
     norm = unicodedata.normalize("NFKC", text)
     proper = [m.name for m in er.extract_mentions(norm) if m.kind != "concept" or m.name[:1].isupper()]
-    return QueryInfo(
+    return Analysis(
         text=text,
         lang=er.detect_lang(text),
         latin=latin,
@@ -172,3 +176,31 @@ def rank_like_rows(rows: list[Any], total: int, depth: int) -> list[int]:
     scored = [x for x in scored if x[0] >= need and x[0] > 0]
     scored.sort(key=lambda x: (-x[0], -x[1]))
     return [seq for _, seq in scored[:depth]]
+
+
+# ---------------------------------------------------------------- plain lexical terms (lexical_precision off)
+
+_PLAIN_WORD = re.compile(r"[0-9A-Za-z\u00c0-\u024f]+")
+PLAIN_EN_STOP = frozenset(
+    """a an the is are was were be been being am do does did of to in on at by for with from and or but
+    not no it its this that these those i me my we our you your he him his she her they them their what
+    when where who whom whose which why how there here as if so than then too very can could would should
+    will shall may might must have has had about into over after before again once also just any some all
+    each other such only own same both few more most s t don doesn didn isn aren wasn weren tell know
+    please ever""".split()
+)
+PLAIN_ZH_STOP = frozenset(
+    "的 了 是 在 吗 呢 吧 啊 和 与 及 或 也 都 就 还 又 我 你 他 她 它 我们 你们 他们 她们 这 那 哪 哪里 哪儿 什么 怎么 怎样 "
+    "为什么 多少 几 谁 一个 一些 有 没有 把 被 对 从 到 给 让 上 下 中 里 个 吗 么 去 过 着 会 能 要 想 说 请 问".split()
+)
+
+
+def lexical_terms(query: str) -> tuple[list[str], list[str]]:
+    """(latin words, CJK words) worth matching when lexical_precision is off: stop and question words out."""
+    text = unicodedata.normalize("NFKC", query)
+    latin = []
+    for w in _PLAIN_WORD.findall(text):
+        if w.casefold() not in PLAIN_EN_STOP and (len(w) > 1 or w.isdigit()):
+            latin.append(w)
+    cjk = [w for w in er.cjk_words(text) if w not in PLAIN_ZH_STOP and len(w) >= 2]
+    return list(dict.fromkeys(latin))[:32], list(dict.fromkeys(cjk))[:16]

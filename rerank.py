@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from query_plan import QueryInfo
+from query_plan import Analysis
+from recall.fusion import RRF_K
 
-UNIT = 1.0 / 61  # the RRF score of a rank-1 hit in one lane; bonuses are fractions of it
+UNIT = 1.0 / (RRF_K + 1)  # the RRF score of a rank-1 hit in one lane; bonuses are fractions of it
 
 # class -> (English words/phrases, Chinese words). English entries are matched as whole words,
 # with an optional plural/verb suffix; Chinese entries as substrings.
@@ -120,7 +121,7 @@ W_SUPERSEDED = 0.5
 W_MISSING_NAME = 0.1
 
 
-def rerank_score(info: QueryInfo, q_classes: frozenset[str], hit: Candidate, score: float) -> float:
+def rerank_score(info: Analysis, q_classes: frozenset[str], hit: Candidate, score: float) -> float:
     """The candidate's new score. Pure: depends only on its arguments."""
     text = hit.content
     bonus = 0.0

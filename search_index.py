@@ -1,7 +1,7 @@
 """Index helpers that keep recall fast as a namespace grows: CJK bigrams and the two-pass vector KNN.
 
-`memory.py` owns the tables (schema.sql); these functions only build the values it stores and run
-the two read queries whose shape matters for speed. Measured in docs/BENCHMARKS.md.
+store/derived.py writes the rows (schema.sql owns the tables); these functions only build the values
+it stores and run the two read queries whose shape matters for speed. Measured in docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -48,24 +48,16 @@ def compute_center(embedder: Any) -> np.ndarray:
     return np.asarray(embedder.embed_passages(list(REFERENCE_TEXTS)), dtype=np.float32).mean(axis=0)
 
 
-def ensure_center(mem: Any) -> np.ndarray:
-    """The stored centre for the store's embedder, computing and storing it on first use."""
-    model = mem.embedder.model
-    rows = dict(mem._writer.execute(
-        "select key, value from meta where key in ('vec_center', 'vec_center_model')").fetchall())
-    if rows.get("vec_center_model") == model and rows.get("vec_center"):
-        return np.frombuffer(bytes.fromhex(rows["vec_center"]), dtype=np.float32).copy()
-    # Cached on the embedder too: one process opening many stores (tests, tools) embeds the texts once.
-    center = getattr(mem.embedder, "_memlane_center", None)
-    if center is None or getattr(mem.embedder, "_memlane_center_model", None) != model:
-        center = compute_center(mem.embedder)
+def center_for(embedder: Any) -> np.ndarray:
+    """compute_center, cached on the embedder: one process opening many stores (tests, tools) embeds once."""
+    model = embedder.model
+    center = getattr(embedder, "_memlane_center", None)
+    if center is None or getattr(embedder, "_memlane_center_model", None) != model:
+        center = compute_center(embedder)
         try:
-            mem.embedder._memlane_center, mem.embedder._memlane_center_model = center, model
+            embedder._memlane_center, embedder._memlane_center_model = center, model
         except AttributeError:  # an embedder with __slots__ simply recomputes next time
             pass
-    with mem.atomic() as db:
-        db.execute("insert or replace into meta(key, value) values ('vec_center', ?)", (center.tobytes().hex(),))
-        db.execute("insert or replace into meta(key, value) values ('vec_center_model', ?)", (model,))
     return center
 
 
@@ -121,24 +113,6 @@ def fts_top(db: Any, table: str, match: str, where: str, args: list[Any], depth:
     return [r[0] for r in rows]
 
 
-def write_vector(db: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes,
-                 center: np.ndarray) -> None:
-    """Store one chunk's vector three ways: exact (chunk_vec), coarse sign bits (chunk_vec_bit) and
-    float32 for rescoring (chunk_vec_f32). Re-embedding replaces all three."""
-    # A vec0 delete of a rowid that is not there is slow, so look in the plain table first.
-    if db.execute("select 1 from chunk_vec_f32 where seq = ?", (seq,)).fetchone():
-        db.execute("delete from chunk_vec where rowid = ?", (seq,))
-        db.execute("delete from chunk_vec_bit where rowid = ?", (seq,))
-        db.execute("delete from chunk_vec_f32 where seq = ?", (seq,))
-    db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?, ?, ?, ?, ?)",
-               (seq, namespace, int(live), lang, vec))
-    db.execute(
-        "insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) values (?, ?, ?, ?, vec_bit(?))",
-        (seq, namespace, seq % BUCKETS, int(live), sign_bits(np.frombuffer(vec, dtype=np.float32), center)),
-    )
-    db.execute("insert into chunk_vec_f32(seq, embedding) values (?, ?)", (seq, vec))
-
-
 def coarse_knn(db: Any, namespace: str, qv: np.ndarray, depth: int, center: np.ndarray) -> list[int]:
     """Live chunks nearest to `qv`: Hamming top-k per bucket, then exact cosine over those candidates."""
     per_bucket = max(4, math.ceil(max(CANDIDATES, depth * OVERSAMPLE) / BUCKETS))
@@ -165,22 +139,3 @@ def coarse_knn(db: Any, namespace: str, qv: np.ndarray, depth: int, center: np.n
     sims = mat @ np.asarray(qv, dtype=np.float32)
     order = np.argsort(-sims, kind="stable")[:depth]
     return [seqs[i] for i in order]
-
-
-def rebuild_bits(db: Any, center: np.ndarray, batch: int = 5000) -> int:
-    """Recompute every coarse code from chunk_vec_f32 (after the centre or BUCKETS changed); in the
-    caller's transaction. Returns the number of rows written."""
-    db.execute("delete from chunk_vec_bit")
-    done, last = 0, -1
-    while True:
-        rows = db.execute(
-            "select f.seq, f.embedding, v.namespace, v.live from chunk_vec_f32 f join chunk_vec v on v.rowid = f.seq "
-            "where f.seq > ? order by f.seq limit ?", (last, batch)).fetchall()
-        if not rows:
-            return done
-        db.executemany(
-            "insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) values (?, ?, ?, ?, vec_bit(?))",
-            [(seq, ns, seq % BUCKETS, live, sign_bits(np.frombuffer(blob, dtype=np.float32), center))
-             for seq, blob, ns, live in rows])
-        done += len(rows)
-        last = rows[-1][0]

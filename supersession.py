@@ -13,7 +13,9 @@ true memory, so every test must pass):
 from __future__ import annotations
 
 import re
+from typing import Any
 
+import crosslingual as xl
 import entity_resolve as er
 import rerank as rr
 
@@ -67,3 +69,29 @@ def supersedes(new_text: str, old_text: str) -> bool:
     if bool(codes_old) != bool(codes_new) or (codes_old and not codes_old & codes_new):
         return False
     return True
+
+
+def detect(store: Any, tx: Any, seqs: list[int]) -> None:
+    """Link an older memory as superseded by a newer neighbour that restates it with a new value.
+
+    Runs inside the embedding batch's transaction, on the vectors it just wrote (store protocol:
+    memory_vector, nearest_live, older_current, mark_superseded).
+    """
+    for seq in seqs:
+        row = store.memory_vector(tx, seq)
+        if not row or not signals_change(row[2]):
+            continue
+        cid, ns, content, vfrom, emb = row
+        per_lang = [store.nearest_live(tx, emb, ns, lang, 12) for lang in xl.lang_order(content)]
+        near = [r[0] for r in xl.interleave(per_lang) if r[0] != seq]
+        olds = []
+        for other in near[: 4 * NEIGHBOURS]:
+            o = store.older_current(tx, other, vfrom)
+            if o:
+                olds.append(o)
+            if len(olds) >= NEIGHBOURS:
+                break
+        for old_id, old_content in olds:
+            if supersedes(content, old_content):
+                store.mark_superseded(tx, old_id, cid)
+                break

@@ -89,25 +89,22 @@ def build(db: Path, home: Path, n: int, real: bool, rng: random.Random) -> dict[
             a, b = rng.sample(people, 2)
             m.relate(a, rng.choice(["works_at", "lives_in", "knows", "reports_to"]),
                      rng.choice([b, rng.choice(ORGS), rng.choice(PLACES)]), confidence=round(rng.uniform(0.5, 1), 2))
-        db_conn = m._reader()
+        db_conn = m.store.reader()
         out["entity"] = db_conn.execute(
             "select e.name from relations r join entities e on e.id = r.subject_id where r.namespace = 'default' "
             "group by e.id order by count(*) desc limit 1").fetchone()[0]
         if real:
             m.embed_pending()
         else:
-            dim = m.embedder.dim
-            with m.atomic() as w:
-                rows = w.execute("select q.chunk_seq, c.namespace, c.valid_until is null, c.lang from embed_queue q "
-                                 "join chunks c on c.seq = q.chunk_seq").fetchall()
-                vecs = np.random.default_rng(7).standard_normal((len(rows), dim)).astype(np.float32)
-                vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-                w.executemany("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
-                              [(r[0], r[1], int(r[2]), r[3], vec.tobytes()) for r, vec in zip(rows, vecs, strict=True)])
-                w.execute("delete from embed_queue")
+            queued = m.store.queued(10**9)  # random unit vectors, written where the worker writes them
+            vecs = np.random.default_rng(7).standard_normal((len(queued), m.embedder.dim)).astype(np.float32)
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            center = m.store.center()
+            with m.store.atomic() as w:
+                m.store.write_vectors(w, list(zip(queued, vecs, strict=True)), center)
         # A week of recall_log rows, so the latency plot and the 24 h tables have data.
         now = time.time()
-        with m.atomic() as w:
+        with m.store.atomic() as w:
             w.executemany(
                 "insert into recall_log(namespace, query, created_at, took_ms, lanes_json, lane_wall_ms, hit_count, "
                 "skipped, recall_details_json) values ('default', ?, ?, ?, '{}', null, ?, null, '[]')",

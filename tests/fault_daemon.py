@@ -20,11 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import embedder  # noqa: E402
-import memory  # noqa: E402
+import store.sqlite as sqlite_store  # noqa: E402
 
 extra = os.environ.get("RELIABILITY_EXTRA_PAGES")
 if extra:
-    _connect = memory.connect
+    _connect = sqlite_store.connect
 
     def connect(path, *, readonly=False):  # type: ignore[no-untyped-def]
         conn = _connect(path, readonly=readonly)
@@ -32,7 +32,7 @@ if extra:
         conn.execute(f"pragma max_page_count = {int(pages) + int(extra)}")
         return conn
 
-    memory.connect = connect
+    sqlite_store.connect = connect  # the SQLite engine opens every connection through this name
 
 fails = os.environ.get("RELIABILITY_EMBED_FAILS")
 if fails:

@@ -123,7 +123,7 @@ def test_two_char_chinese_word_found_through_the_bigram_index(mem) -> None:
     mem.remember("Berlin is in Germany", namespace="zh")
     res = mem.recall("柏林", namespace="zh", lanes=["meta"])
     assert [h["chunk_id"] for h in res["hits"]] == [target]
-    plan = mem._reader().execute(
+    plan = mem.store.reader().execute(
         "explain query plan select c.seq from chunks_bi b join chunks c on c.seq = b.rowid "
         "where chunks_bi match ? and c.namespace = ?", (si.bigram_match(["柏林"]), "zh")).fetchall()
     text = " ".join(str(r[-1]) for r in plan)
@@ -158,7 +158,7 @@ def test_recall_does_not_wait_for_a_busy_writer_and_its_log_row_lands(mem) -> No
     outcome: list[bool] = []
 
     def hold_writer() -> None:
-        with mem.atomic() as db:  # another writer mid-transaction
+        with mem.store.atomic() as db:  # another writer mid-transaction
             db.execute("select 1")
             holding.set()
             outcome.append(recalled.wait(60))  # False if the recall had to wait for this writer
@@ -166,7 +166,7 @@ def test_recall_does_not_wait_for_a_busy_writer_and_its_log_row_lands(mem) -> No
     th = threading.Thread(target=hold_writer)
     th.start()
     assert holding.wait(60)
-    before = mem._reader().execute("select count(*) from recall_log").fetchone()[0]
+    before = mem.store.reader().execute("select count(*) from recall_log").fetchone()[0]
     res = mem.recall("where is the bike", namespace="w")  # would block here if it waited for the writer
     recalled.set()
     th.join(90)
@@ -174,5 +174,5 @@ def test_recall_does_not_wait_for_a_busy_writer_and_its_log_row_lands(mem) -> No
     assert outcome == [True]
     assert res["hits"] and res["hits"][0]["content"].startswith("Alice")
     # The holder wrote the queued row when it let go of the writer.
-    after = mem._reader().execute("select count(*) from recall_log").fetchone()[0]
+    after = mem.store.reader().execute("select count(*) from recall_log").fetchone()[0]
     assert after == before + 1

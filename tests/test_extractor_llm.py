@@ -88,7 +88,7 @@ def test_typed_facts_from_the_endpoint(tmp_path: Path, llm: FakeLLM, e5) -> None
     with Memory(tmp_path / "m.db", config=_cfg(tmp_path, llm.url), embedder=e5) as mem:
         r = mem.remember("Alice is our tech lead at Stripe; she lives in Berlin and likes tea.")
         assert r["created"] and len(r["facts"]) == 3 and r["warnings"] == []
-        rows = mem._reader().execute(
+        rows = mem.store.reader().execute(
             "select content, metadata from chunks where kind = 'fact' order by seq").fetchall()
         assert rows[0][0] == "Alice is the tech lead at Stripe."
         assert json.loads(rows[0][1])["fact_kinds"] == ["role"]
@@ -109,7 +109,7 @@ def test_timeout_retries_then_falls_back_to_rules(tmp_path: Path, llm: FakeLLM, 
         r = mem.remember("Alice joined Stripe in 2021. She's the new tech lead there.")
         assert r["created"]  # the memory is always stored
         assert r["warnings"] and "timed out" in r["warnings"][0]
-        facts = [row[0] for row in mem._reader().execute("select content from chunks where kind = 'fact'")]
+        facts = [row[0] for row in mem.store.reader().execute("select content from chunks where kind = 'fact'")]
         assert "Alice is the new tech lead there." in facts  # the rule extractor's pronoun carry-over
     assert llm.calls == 2  # one try plus one retry
 

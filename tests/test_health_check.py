@@ -214,7 +214,7 @@ def test_stuck_embeddings_and_missing_vectors_are_yellow(tmp_path: Path, e5: Any
         old = m.remember("queued long ago and never embedded")
         m.remember("queued just now")
         two_hours_ago = hc.iso(datetime.now(timezone.utc) - timedelta(hours=2))
-        with m.atomic() as w:
+        with m.store.atomic() as w:
             w.execute("update chunks set created_at = ? where id = ?", (two_hours_ago, old["chunk_id"]))
             w.execute("update embed_queue set enqueued_at = ? where chunk_seq = (select seq from chunks where id = ?)",
                       (two_hours_ago, old["chunk_id"]))

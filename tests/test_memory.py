@@ -248,11 +248,11 @@ def test_lexical_lanes_find_a_memory_before_its_vector_exists(tmp_path, cfg, e5)
 def test_recall_log_and_lane_overlap(mem):
     seed(mem)
     mem.flush()
-    mem._qcache.clear()
+    mem.clear_query_cache()
     queries = ("Bob green tea", "预算评审", "staging server memory", "鲍勃早上喝什么", "coffee machine repaired")
     for q in queries:
         mem.recall(q)
-    db = mem._reader()
+    db = mem.store.reader()
     rows = db.execute("select lanes_json, lane_wall_ms, recall_details_json from recall_log "
                       "where skipped is null").fetchall()
     assert len(rows) == len(queries)
@@ -272,7 +272,7 @@ def test_recall_log_and_lane_overlap(mem):
 def test_placeholder_queries_are_skipped_and_logged(mem, q):
     res = mem.recall(q)
     assert res["skipped"] == "placeholder" and res["hits"] == []
-    row = mem._reader().execute("select skipped from recall_log order by id desc limit 1").fetchone()
+    row = mem.store.reader().execute("select skipped from recall_log order by id desc limit 1").fetchone()
     assert row[0] == "placeholder"
 
 
@@ -352,7 +352,7 @@ def test_unknown_and_malformed_ids(mem):
 
 def test_control_and_bidi_characters_are_stripped(mem):
     r = mem.remember("pay\u202e the\u0007 invoice\u200f")
-    row = mem._reader().execute("select content from chunks where id = ?", (r["chunk_id"],)).fetchone()
+    row = mem.store.reader().execute("select content from chunks where id = ?", (r["chunk_id"],)).fetchone()
     assert row[0] == "pay the invoice"
 
 
@@ -399,7 +399,7 @@ def test_four_readers_and_one_writer(mem):
         t.join(300)
     assert not errors, errors[:3]
     assert len(written) == 400 and len(set(written)) == 400
-    db = mem._reader()
+    db = mem.store.reader()
     marks = ",".join("?" * len(written))
     assert db.execute(f"select count(*) from chunks where id in ({marks})", written).fetchone()[0] == 400
     assert db.execute("select count(*) from recall_log").fetchone()[0] >= 1600

@@ -117,7 +117,7 @@ def test_recall_log_never_holds_a_detected_secret(tmp_path: Path, e5) -> None:
     with _mem(tmp_path, e5, "warn") as mem:
         mem.remember("Alice keeps her keys in the vault")
         mem.recall(f"where is {key} or 13812345678 stored?")
-        rows = mem._reader().execute("select query, recall_details_json from recall_log").fetchall()
+        rows = mem.store.reader().execute("select query, recall_details_json from recall_log").fetchall()
         assert rows and all(key not in q and "13812345678" not in q for q, _ in rows)
         assert "[redacted:api_key]" in rows[0][0]
         assert json.loads(rows[0][1]) is not None

@@ -33,7 +33,7 @@ def test_facts_are_child_chunks_listed_and_collapsed(mem_with) -> None:  # type:
     mem = mem_with(facts=True)
     r = mem.remember("Alice joined Stripe in 2021. She's the new tech lead there. 她的女儿 7 岁。")
     assert len(r["facts"]) == 3
-    row = mem._reader().execute("select kind, parent_id, content from chunks where id = ?", (r["facts"][1],)).fetchone()
+    row = mem.store.reader().execute("select kind, parent_id, content from chunks where id = ?", (r["facts"][1],)).fetchone()
     assert row[0] == "fact" and row[1] == r["chunk_id"] and row[2].startswith("Alice is the new tech lead")
     mem.remember("Bob likes hiking in the Alps.")
     mem.flush()
@@ -81,7 +81,7 @@ def test_supersession_cross_lingual_and_ranking(mem) -> None:  # type: ignore[no
     new = mem.remember("These days I'm based in Lisbon — relocated in March 2025 and now work remotely "
                        "for a small fintech startup.", valid_from="2025-03-15T00:00:00Z")
     mem.flush()
-    db = mem._reader()
+    db = mem.store.reader()
     assert db.execute("select superseded_by from chunks where id = ?", (old["chunk_id"],)).fetchone()[0] == new["chunk_id"]
     res = mem.recall("我现在住在哪个城市？", top_k=5)
     ids = _ids(res)
@@ -96,7 +96,7 @@ def test_no_false_supersession_for_another_person(mem) -> None:  # type: ignore[
     mem.flush()
     mem.remember("I moved to Lisbon and now work remotely.", valid_from="2025-01-01T00:00:00Z")
     mem.flush()
-    row = mem._reader().execute("select superseded_by from chunks where id = ?", (a["chunk_id"],)).fetchone()
+    row = mem.store.reader().execute("select superseded_by from chunks where id = ?", (a["chunk_id"],)).fetchone()
     assert row[0] is None
 
 
@@ -106,7 +106,7 @@ def test_supersession_off(mem_with) -> None:  # type: ignore[no-untyped-def]
     m.flush()
     m.remember("Weekly team sync has moved to Thursdays at 4 pm.", valid_from="2025-06-01T00:00:00Z")
     m.flush()
-    assert m._reader().execute("select count(*) from chunks where superseded_by is not null").fetchone()[0] == 0
+    assert m.store.reader().execute("select count(*) from chunks where superseded_by is not null").fetchone()[0] == 0
 
 
 def test_cross_lingual_question_finds_english_memory(mem) -> None:  # type: ignore[no-untyped-def]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import crosslingual as xl
 import entity_resolve as er
 import facts
-import fusion
+from recall import fusion
 import query_plan as qp
 import rerank as rr
 import supersession as sup
@@ -78,7 +78,7 @@ def test_predicate_classes_bridge_languages_and_synonyms() -> None:
     assert not rr.predicate_classes("The weather was lovely.")
 
 
-def _info(q: str) -> qp.QueryInfo:
+def _info(q: str) -> qp.Analysis:
     return qp.analyze(q)
 
 
@@ -225,6 +225,6 @@ def test_lexicon_translates_both_ways() -> None:
 def test_fuse_parts_rewards_each_part_best() -> None:
     whole = ({1: 0.03, 2: 0.02, 3: 0.01}, {1: {"vector": 1}, 2: {"vector": 2}, 3: {"vector": 3}}, {})
     part_a = ({3: 0.03, 1: 0.01}, {3: {"meta": 1}, 1: {"meta": 2}}, {3: 99})
-    scores, ranks, fact = fusion.fuse_parts([whole, part_a])
-    assert scores[3] > scores[2]  # the part's best climbs above the whole question's second
-    assert ranks[1] == {"vector": 1} and fact == {3: 99}
+    got = fusion.fuse_parts([fusion.Fused(*whole), fusion.Fused(*part_a)])
+    assert got.scores[3] > got.scores[2]  # the part's best climbs above the whole question's second
+    assert got.ranks[1] == {"vector": 1} and got.matched_fact == {3: 99}

@@ -40,11 +40,11 @@ def test_disk_full_in_process_is_unavailable_atomic_and_recoverable(tmp_path: Pa
     mem = Memory(tmp_path / "full.db", config=load_config({"HOME": str(tmp_path)}), embedder=e5, start_worker=False)
     try:
         first = mem.remember("Alice moved to Berlin last year.")["chunk_id"]
-        (pages,) = mem._writer.execute("pragma page_count").fetchone()
-        mem._writer.execute(f"pragma max_page_count = {pages + 12}")
+        (pages,) = mem.store.writer.execute("pragma page_count").fetchone()
+        mem.store.writer.execute(f"pragma max_page_count = {pages + 12}")
         stored, err = [], None
         for i in range(200):
-            before = counts(mem._writer)
+            before = counts(mem.store.writer)
             try:
                 stored.append(mem.remember(f"note {i} about Person{i} in Town{i}: " + f"filler{i} " * 150)["chunk_id"])
             except Unavailable as exc:
@@ -53,13 +53,13 @@ def test_disk_full_in_process_is_unavailable_atomic_and_recoverable(tmp_path: Pa
         assert err is not None and err.msg_id == "db.full", "the limit was never reached"
         assert err.render("en") == "[unavailable] " + i18n_messages.t("db.full", "en")
         assert err.render("zh").startswith("[unavailable] 磁盘或数据库已满")
-        assert counts(mem._writer) == before  # the failed remember left nothing behind
+        assert counts(mem.store.writer) == before  # the failed remember left nothing behind
         assert mem.recall("where does Alice live?")["hits"][0]["chunk_id"] == first  # reads still work
-        mem._writer.execute("pragma max_page_count = 1073741823")  # space returns
+        mem.store.writer.execute("pragma max_page_count = 1073741823")  # space returns
         again = mem.remember("Bob moved to Munich this spring.")["chunk_id"]
         mem.embed_pending()
-        assert mem._writer.execute("pragma integrity_check").fetchone()[0] == "ok"
-        rep = maintenance.check_vectors(mem._writer)
+        assert mem.store.writer.execute("pragma integrity_check").fetchone()[0] == "ok"
+        rep = maintenance.check_vectors(mem.store.writer)
         assert rep.problems == 0 and rep.chunks == len(stored) + 2
         assert mem.recall("Bob Munich")["hits"][0]["chunk_id"] == again
     finally:
@@ -164,7 +164,7 @@ def test_an_embedder_that_raises_is_retried_and_lexical_lanes_find_the_chunk(tmp
             hits = mem.recall("Zanzibar ferry tickets", lanes=[lane])["hits"]
             assert hits and hits[0]["chunk_id"] == cid, lane
         assert mem.flush(60), "the queue did not drain after the embedder recovered"
-        row = mem._writer.execute("select count(*) from chunk_vec").fetchone()
+        row = mem.store.writer.execute("select count(*) from chunk_vec").fetchone()
         assert row[0] == 1 and emb.calls >= 3
         assert mem.recall("where are the boat tickets?", lanes=["vector"])["hits"][0]["chunk_id"] == cid
 

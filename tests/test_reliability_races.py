@@ -35,7 +35,7 @@ def test_a_chunk_closed_during_its_embedding_gets_a_closed_vector(tmp_path: Path
         box["gone"] = mem.remember("The vault code is kept in the blue folder")["chunk_id"]
         box["old"] = mem.remember("The meeting is on Thursday at noon")["chunk_id"]
         mem.embed_pending()
-        rep = maintenance.check_vectors(mem._reader())
+        rep = maintenance.check_vectors(mem.store.reader())
         assert rep.wrong_live == [] and rep.problems == 0, rep.as_dict()
         hits = [h["chunk_id"] for h in mem.recall("where is the vault code kept?", lanes=["vector"])["hits"]]
         assert box["gone"] not in hits and box["old"] not in hits

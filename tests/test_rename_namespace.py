@@ -9,7 +9,7 @@ from memory import Memory
 
 
 def _count(mem: Memory, table: str, ns: str) -> int:
-    return mem._reader().execute(f"select count(*) from {table} where namespace = ?", (ns,)).fetchone()[0]
+    return mem.store.reader().execute(f"select count(*) from {table} where namespace = ?", (ns,)).fetchone()[0]
 
 
 def test_rename_moves_everything_and_recall_follows(mem: Memory) -> None:
@@ -25,7 +25,7 @@ def test_rename_moves_everything_and_recall_follows(mem: Memory) -> None:
                                                    "recall_log", "chunk_vec")}
     assert before["chunk_vec"] == before["chunks"] == 3 and before["relations"] == 1
     vec_sql = "select rowid, live, lang, embedding from chunk_vec where namespace = ? order by rowid"
-    vec_before = mem._reader().execute(vec_sql, ("work",)).fetchall()
+    vec_before = mem.store.reader().execute(vec_sql, ("work",)).fetchall()
 
     out = mem.rename_namespace("work", "job")
 
@@ -34,7 +34,7 @@ def test_rename_moves_everything_and_recall_follows(mem: Memory) -> None:
         assert _count(mem, table, "work") == 0, table
         assert _count(mem, table, "job") == n, table
     assert _count(mem, "chunks", "other") == 1 and _count(mem, "chunk_vec", "other") == 1
-    assert mem._reader().execute(vec_sql, ("job",)).fetchall() == vec_before  # same rows, flags and bytes
+    assert mem.store.reader().execute(vec_sql, ("job",)).fetchall() == vec_before  # same rows, flags and bytes
     # The vector lane (a KNN inside the vec0 partition) finds the moved rows under the new name only.
     hits = mem.recall("Where does Alice live now?", namespace="job", lanes=["vector"])["hits"]
     assert hits and "Munich" in hits[0]["content"]
@@ -64,16 +64,16 @@ def test_rename_is_one_transaction(mem: Memory) -> None:
     """A failure midway (here: a vector row that cannot be reinserted) leaves every table untouched."""
     mem.remember("a fact that will stay where it is", namespace="keep")
     assert mem.flush(60)
-    db = mem._writer
+    db = mem.store.writer
     # A trigger that fails on the last step of the rename (recall_log) proves the earlier steps roll back.
     mem.recall("fact", namespace="keep")
-    with mem.atomic() as w:
+    with mem.store.atomic() as w:
         w.execute("create trigger t_fail before update on recall_log begin select raise(abort, 'boom'); end")
     try:
         with pytest.raises(Unavailable):
             mem.rename_namespace("keep", "moved")
     finally:
-        with mem.atomic() as w:
+        with mem.store.atomic() as w:
             w.execute("drop trigger t_fail")
     assert _count(mem, "chunks", "keep") == 1 and _count(mem, "chunk_vec", "keep") == 1
     assert _count(mem, "chunks", "moved") == 0 and _count(mem, "chunk_vec", "moved") == 0

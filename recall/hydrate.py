@@ -1,0 +1,33 @@
+"""Hits as the contract shows them: the stored fields plus score, final_score, lane ranks and entities."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from recall.fusion import Fused
+from recall.query import LANES
+from store.protocol import Store
+
+
+def hits(store: Store, order: list[int], rrf: dict[int, float], final: dict[int, float],
+         fused: Fused) -> list[dict[str, Any]]:
+    if not order:
+        return []
+    rows = store.hit_rows(list(order) + [fused.matched_fact[s] for s in order if s in fused.matched_fact])
+    ents = store.entity_names(order)
+    out = []
+    for seq in order:
+        r = rows[seq]
+        hit = {
+            "chunk_id": r["chunk_id"], "content": r["content"], "score": round(rrf.get(seq, 0.0), 6),
+            "final_score": round(final[seq], 6),
+            "ranks": {lane: fused.ranks[seq][lane] for lane in LANES if lane in fused.ranks.get(seq, {})},
+            "source": r["source"], "importance": r["importance"], "tags": r["tags"], "metadata": r["metadata"],
+            "entities": ents.get(seq, []), "created_at": r["created_at"], "valid_from": r["valid_from"],
+            "valid_until": r["valid_until"],
+        }
+        fact = fused.matched_fact.get(seq)
+        if fact is not None and fact in rows:
+            hit["matched_fact"] = rows[fact]["content"]
+        out.append(hit)
+    return out

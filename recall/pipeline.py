@@ -1,0 +1,99 @@
+"""One recall, start to end: the lanes side by side, fusion (of lanes, then of a compound question's
+parts), rerank, optional context expansion, and hydration of the top k."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import Any
+
+import numpy as np
+
+from recall import hydrate, lanes, rank
+from recall.fusion import RRF_K, Fused, LaneResult, fuse_lanes, fuse_parts, rrf_merge
+from recall.query import LANES, Plan
+from store.protocol import Store
+
+
+def _timed(fn: Callable[..., LaneResult], *args: Any) -> LaneResult:
+    t0 = time.perf_counter()
+    res = fn(*args)
+    res.ms = (time.perf_counter() - t0) * 1000
+    return res
+
+
+class _Now:
+    """A finished future, for the sequential mode (parallel_lanes off)."""
+
+    def __init__(self, value: LaneResult) -> None:
+        self._value = value
+
+    def result(self) -> LaneResult:
+        return self._value
+
+
+def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
+              pool: Executor | None) -> tuple[dict[str, LaneResult], float]:
+    """Run the lanes; returns their results in LANES order and the wall time in ms.
+
+    With a pool, the meta and entity lanes run on it while the vector lane (the slowest: it embeds the
+    query) runs in the calling thread, which spares the critical path a thread hand-off; graph follows
+    once its seeds are in. Without a pool the same work runs one lane after another.
+    """
+    t0 = time.perf_counter()
+    want = plan.lanes
+
+    def submit(fn: Callable[..., LaneResult], *args: Any) -> Future[LaneResult] | _Now:
+        return pool.submit(_timed, fn, *args) if pool is not None else _Now(_timed(fn, *args))
+
+    futures: dict[str, Future[LaneResult] | _Now] = {}
+    if "entity" in want or "graph" in want:
+        futures["entity"] = submit(lanes.entity, store, plan)
+    if "meta" in want:
+        futures["meta"] = submit(lanes.meta, store, plan)
+    results: dict[str, LaneResult] = {}
+    vec = None
+    if "vector" in want or "graph" in want:
+        vec = _timed(lambda: lanes.vector(store, plan, embed(plan.query)))
+        if "vector" in want:
+            results["vector"] = vec
+    if "graph" in want:
+        assert vec is not None
+        results["graph"] = _timed(lanes.graph, store, plan, futures["entity"].result(), vec)
+    for name, fut in futures.items():
+        if name in want:
+            results[name] = fut.result()
+    if plan.cfg.crosslingual and "meta" in results and vec is not None:
+        # Translated query words found in vector candidates join the lexical list.
+        found = lanes.bridge(store, plan, vec)
+        if found:
+            meta = results["meta"]
+            meta.seqs = rrf_merge([x for x in (meta.seqs, found) if x])[: plan.depth]
+    wall = (time.perf_counter() - t0) * 1000
+    return {name: results[name] for name in LANES if name in results}, wall
+
+
+def fuse(store: Store, plan: Plan, results: dict[str, LaneResult]) -> Fused:
+    parents = store.fact_parents({s for r in results.values() for s in r.seqs})
+    return fuse_lanes(results, parents, plan.q.stock_codes, store.linked)
+
+
+def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
+           pool: Executor | None) -> tuple[list[dict[str, Any]], dict[str, LaneResult], float]:
+    """The hits of one recall, the whole question's lane results, and their wall time (ms)."""
+    results, wall = run_lanes(store, plan, embed, pool)
+    fused = fuse(store, plan, results)
+    if plan.cfg.query_split and plan.q.parts:
+        # A compound question is also recalled part by part; the parts are fused by RRF.
+        parts = [fuse(store, p, run_lanes(store, p, embed, pool)[0]) for p in map(plan.for_part, plan.q.parts)]
+        fused = fuse_parts([fused, *parts])
+    # The contract's `score` is the fused RRF score; reranking only decides the order (final_score).
+    rrf = dict(fused.scores)
+    scores = fused.scores
+    if plan.cfg.rerank or plan.cfg.supersession:
+        scores = rank.rerank(store, plan, scores)
+    if plan.cfg.context_expansion:
+        scores = rank.expand_context(store, plan, fused, scores)
+    order = sorted(scores, key=lambda s: (-scores[s], min(fused.ranks.get(s, {}).values(), default=RRF_K), -s))
+    return hydrate.hits(store, order[: plan.k], rrf, scores, fused), results, wall

@@ -1,0 +1,59 @@
+"""After fusion: predicate-aware reranking and supersession order (rerank.py holds the pure scoring),
+and the optional context expansion that lends score to a hit's neighbours in time."""
+
+from __future__ import annotations
+
+import rerank as rr
+from recall.fusion import Fused
+from recall.query import Plan
+from store.protocol import Store
+
+RERANK_DEPTH = 50  # fused candidates the reranker looks at
+CONTEXT_HITS, CONTEXT_SHARE, CONTEXT_WINDOW_S = 5, 0.5, 120  # context expansion
+
+
+def rerank(store: Store, plan: Plan, scores: dict[int, float]) -> dict[int, float]:
+    """Predicate-aware reranking of the fused top RERANK_DEPTH; a superseded memory sits below its successor."""
+    top = sorted(scores, key=lambda s: -scores[s])[:RERANK_DEPTH]
+    if not top:
+        return scores
+    sw = plan.cfg
+    rows = store.rank_rows(top)
+    names = store.alias_norms(top)
+    info = plan.q.analysis
+    q_classes = plan.q.predicate_classes if sw.rerank else frozenset()
+    ordered = [(s, rows[s][0], rows[s][1]) for s in top if s in rows]
+    newest = rr.newest_in_class(q_classes, ordered) if info.wants_now else set()
+    out = dict(scores)
+    for seq in top:
+        if seq not in rows:
+            continue
+        content, valid_from, superseded_by, _ = rows[seq]
+        cand = rr.Candidate(content=content, valid_from=valid_from, superseded=bool(superseded_by) and sw.supersession,
+                            names=frozenset(names.get(seq, ())), newest_in_class=seq in newest)
+        if sw.rerank:
+            out[seq] = rr.rerank_score(info, q_classes, cand, scores[seq])
+        elif cand.superseded:
+            out[seq] = scores[seq] - rr.W_SUPERSEDED * rr.UNIT
+    if sw.supersession:
+        # A superseded memory ranks just below the memory that superseded it, when both are here.
+        by_id = {rows[s][3]: s for s in top if s in rows}
+        for seq in top:
+            newer = by_id.get(rows[seq][2]) if seq in rows and rows[seq][2] else None
+            if newer is not None and out[seq] >= out[newer]:
+                out[seq] = out[newer] - 1e-6
+    return out
+
+
+def expand_context(store: Store, plan: Plan, fused: Fused, scores: dict[int, float]) -> dict[int, float]:
+    """A strong hit lends part of its score to the memories stored just before and after it in the same
+    conversation (same namespace and source, written within CONTEXT_WINDOW_S)."""
+    top = sorted(scores, key=lambda s: -scores[s])[:CONTEXT_HITS]
+    out = dict(scores)
+    for seq in top:
+        for nseq in store.neighbours_in_time(plan.flt, seq, CONTEXT_WINDOW_S):
+            gain = CONTEXT_SHARE * scores[seq]
+            if out.get(nseq, 0.0) < gain:
+                out[nseq] = gain
+                fused.ranks.setdefault(nseq, {})
+    return out

@@ -1,0 +1,222 @@
+"""The store protocol: everything recall and the write path need from storage.
+
+`Memory` (memory.py) validates arguments and runs the embedding worker; the `recall` package ranks.
+Both reach the data only through these methods, so a second engine implements this protocol and
+touches neither. Rows are addressed by `seq` (an engine-assigned integer, stable for a chunk version)
+and, for clients, by the opaque text `id`. Times are ISO-8601 UTC strings of one fixed width.
+
+Reads take a `Filter` (what a recall may see); writes take the transaction handle that
+`atomic()` yields, so one call of `Memory` is one transaction whatever the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which chunk versions a read may return: one namespace, a validity rule and optional narrowing."""
+
+    namespace: str
+    as_of: str | None = None  # versions valid at this time (closed ones included)
+    include_history: bool = False  # every version, live or closed
+    source: str | None = None
+    tags: tuple[str, ...] = ()
+    since: str | None = None  # created_at >= since
+    until: str | None = None  # created_at <= until
+
+    @property
+    def live_only(self) -> bool:
+        return not self.as_of and not self.include_history
+
+    @property
+    def narrowed(self) -> bool:
+        """True when a filter beyond namespace and liveness applies (candidates must be re-checked)."""
+        return bool(self.source or self.tags or self.since or self.until) or not self.live_only
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    """One chunk version to store; the store writes it with all its derived rows."""
+
+    namespace: str
+    content: str
+    content_hash: str
+    source: str | None
+    importance: float
+    tags: list[str]
+    metadata: dict[str, Any]
+    lang: str
+    created_at: str
+    valid_from: str
+    previous_id: str | None = None
+    kind: str = "memory"  # 'memory' or 'fact'
+    parent_id: str | None = None
+
+
+@dataclass
+class Neighbours:
+    """Nearest vectors: (seq, cosine distance, memory language), nearest first.
+
+    `exact` is False when an approximate pass produced them; such rows carry no calibrated
+    distances, so recall uses their order as it is.
+    """
+
+    rows: list[tuple[int, float, str]] = field(default_factory=list)
+    exact: bool = True
+
+
+@dataclass(frozen=True)
+class QueuedChunk:
+    """A chunk waiting for its vector."""
+
+    seq: int
+    namespace: str
+    content: str
+    lang: str
+
+
+class Store(Protocol):
+    """What an engine provides. SQLite + sqlite-vec + FTS5 is store.sqlite.SqliteStore."""
+
+    dim: int
+    path: Any  # what identifies the database in messages and /health (a file path, or a URL without secret)
+
+    # ---- lifecycle and transactions
+    def atomic(self) -> AbstractContextManager[Any]:
+        """One write transaction; yields the handle every write method takes as `tx`."""
+        ...
+
+    def close(self) -> None: ...
+
+    def meta(self, keys: Sequence[str]) -> dict[str, str]: ...
+
+    def set_meta(self, tx: Any, values: dict[str, str]) -> None: ...
+
+    # ---- candidate lists (recall)
+    def nearest(self, flt: Filter, qv: np.ndarray, k: int) -> Neighbours:
+        """The k nearest vectors that pass `flt` (the engine picks exact or approximate search)."""
+        ...
+
+    def text_top(self, flt: Filter, field: str, words: Sequence[str], depth: int) -> list[int]:
+        """Best full-text matches of any of `words`: field 'latin' (stemmed words, BM25) or 'cjk' (3+ characters)."""
+        ...
+
+    def term_stats(self, field: str, words: Sequence[str], seqs: Sequence[int]) -> tuple[int, list[int], list[set[int]]]:
+        """(chunks indexed, document frequency per word, which of `seqs` contain each word)."""
+        ...
+
+    def short_cjk_rows(self, flt: Filter, words: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
+        """Chunks containing any 2-character CJK word: (seq, has word 1, has word 2, …)."""
+        ...
+
+    def short_cjk_top(self, flt: Filter, words: Sequence[str], depth: int) -> list[int]:
+        """Chunks ranked by how many of the 2-character CJK words they contain."""
+        ...
+
+    def count(self, flt: Filter) -> int:
+        """Chunks that pass `flt` (cached for a short while in large namespaces)."""
+        ...
+
+    def count_memories(self, namespace: str) -> int:
+        """Live chunks of kind 'memory' in a namespace."""
+        ...
+
+    def match_aliases(self, namespace: str, norms: Sequence[str]) -> list[tuple[str, str, str]]:
+        """Entities answering to any of `norms`: (entity_id, kind, norm)."""
+        ...
+
+    def entity_chunk_counts(self, entity_ids: Sequence[str]) -> dict[str, int]: ...
+
+    def chunks_by_entity_weight(self, flt: Filter, weights: dict[str, float], depth: int) -> list[tuple[int, float]]:
+        """Chunks linked to the weighted entities, by summed weight: (seq, score)."""
+        ...
+
+    def entities_of(self, seqs: Sequence[int]) -> list[str]: ...
+
+    def relations_touching(self, namespace: str, entity_ids: Sequence[str], as_of: str | None, limit: int,
+                           weak_predicate: str, weak_min: float) -> list[tuple[str, str, float, str | None]]:
+        """Live (or valid at `as_of`) relations of these entities: (subject, object, confidence, evidence chunk id)."""
+        ...
+
+    def chunks_of_entities(self, flt: Filter, entity_ids: Sequence[str], limit: int) -> list[tuple[int, str]]: ...
+
+    def seqs_of_ids(self, flt: Filter, chunk_ids: Sequence[str]) -> list[tuple[int, str]]: ...
+
+    def fact_parents(self, seqs: Iterable[int]) -> dict[int, int]:
+        """For derived facts among `seqs`: fact seq → its memory's seq."""
+        ...
+
+    def linked(self, seqs: Sequence[int], entity_ids: Sequence[str]) -> set[int]: ...
+
+    def contents(self, seqs: Sequence[int]) -> dict[int, str]: ...
+
+    def rank_rows(self, seqs: Sequence[int]) -> dict[int, tuple[str, str, str | None, str]]:
+        """What the reranker reads: seq → (content, valid_from, superseded_by, id)."""
+        ...
+
+    def alias_norms(self, seqs: Sequence[int]) -> dict[int, set[str]]: ...
+
+    def neighbours_in_time(self, flt: Filter, seq: int, window_s: float) -> list[int]: ...
+
+    def hit_rows(self, seqs: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Hydration: seq → the contract's hit fields."""
+        ...
+
+    def entity_names(self, seqs: Sequence[int]) -> dict[int, list[str]]: ...
+
+    def log_recall(self, row: tuple[Any, ...]) -> None:
+        """Queue one recall_log row; written when the writer is free, never waited for."""
+        ...
+
+    # ---- writes (each inside atomic())
+    def live_duplicate(self, tx: Any, namespace: str, content_hash: str) -> str | None: ...
+
+    def insert_chunk(self, tx: Any, chunk: NewChunk) -> tuple[str, int]:
+        """Store a chunk version with all its derived rows (full text, queue); returns (id, seq)."""
+        ...
+
+    def resolve_entity(self, tx: Any, namespace: str, display: str, key: str, kind: str | None,
+                       aliases: Sequence[tuple[str, str]], now: str) -> dict[str, Any]:
+        """Find the entity answering to `key` or create it; record (norm, alias) pairs."""
+        ...
+
+    def link_entity(self, tx: Any, seq: int, entity_id: str) -> None: ...
+
+    def bump_cooccur(self, tx: Any, namespace: str, a: str, b: str, now: str) -> None: ...
+
+    def upsert_relation(self, tx: Any, namespace: str, subject_id: str, predicate: str, object_id: str,
+                        confidence: float, chunk_id: str | None, now: str, valid_from: str) -> tuple[str, bool]: ...
+
+    def close_chunk(self, tx: Any, seq: int, chunk_id: str, now: str, reason: str | None) -> None:
+        """Close a version, its facts and their derived rows; with a reason, the relations it is evidence for."""
+        ...
+
+    def write_vectors(self, tx: Any, items: Sequence[tuple[QueuedChunk, np.ndarray]], center: np.ndarray) -> list[int]:
+        """Store vectors of chunks still queued and dequeue them; returns the seqs written."""
+        ...
+
+    def move_namespace(self, src: str, dst: str) -> dict[str, int]: ...
+
+    # ---- the embedding queue
+    def queued(self, limit: int) -> list[QueuedChunk]: ...
+
+    def pending(self) -> int: ...
+
+    def embed_failed(self, seqs: Sequence[int], error: str) -> None: ...
+
+
+def chunk_filter(namespace: str, **kw: Any) -> Filter:
+    """A Filter with list arguments turned into tuples."""
+    if "tags" in kw and kw["tags"] is not None:
+        kw["tags"] = tuple(kw["tags"])
+    return Filter(namespace, **{k: v for k, v in kw.items() if v is not None})
+
+
+__all__ = ["Filter", "NewChunk", "Neighbours", "QueuedChunk", "Store", "chunk_filter", "Iterator"]

@@ -1,0 +1,188 @@
+"""SQLite connections and schema: one `connect()` that sets every pragma and loads sqlite-vec, and
+the append-only migrations keyed by `PRAGMA user_version` (schema.sql is version 1)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from errors import MemlaneError, Unavailable
+
+SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema.sql"
+BUSY_TIMEOUT_MS = 10_000
+CACHE_KIB = 64 * 1024
+
+
+# ---------------------------------------------------------------- connections
+
+
+def _driver() -> Any:
+    """sqlean (SQLite with extension loading); the stdlib sqlite3 only if it can load extensions."""
+    try:
+        import sqlean
+
+        return sqlean
+    except ImportError:
+        import sqlite3
+
+        if hasattr(sqlite3.Connection, "enable_load_extension"):
+            return sqlite3
+        raise Unavailable("db.no_extension") from None
+
+
+def connect(path: str | Path, *, readonly: bool = False) -> Any:
+    """Open a connection with every pragma memlane relies on, and sqlite-vec loaded; check each one."""
+    drv = _driver()
+    path = Path(path)
+    conn = None
+    try:
+        if readonly:
+            conn = drv.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False,
+                               isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        else:
+            conn = drv.connect(str(path), check_same_thread=False, isolation_level=None,
+                               timeout=BUSY_TIMEOUT_MS / 1000)
+        conn.execute("pragma schema_version").fetchone()  # opens the file now, not at a later statement
+    except drv.Error as exc:
+        if conn is not None:
+            conn.close()
+        raise _open_error(path, exc, readonly) from exc
+    if not readonly and not _writable(path):
+        conn.close()
+        raise Unavailable("db.readonly", path=str(path))
+    try:
+        conn.enable_load_extension(True)
+        import sqlite_vec
+
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        (vec_version,) = conn.execute("select vec_version()").fetchone()
+    except Exception as exc:
+        conn.close()
+        raise Unavailable("db.no_vec", detail=str(exc)) from exc
+    if not vec_version:
+        raise Unavailable("db.no_vec", detail="vec_version() returned nothing")
+    try:
+        conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("pragma foreign_keys = on")
+        conn.execute(f"pragma cache_size = -{CACHE_KIB}")
+        if not readonly:
+            (mode,) = conn.execute("pragma journal_mode = wal").fetchone()
+            if str(mode).lower() != "wal":
+                raise Unavailable("db.pragma", pragma="journal_mode=wal", got=mode)
+        conn.execute("pragma synchronous = normal")
+        checks = {
+            "foreign_keys": (conn.execute("pragma foreign_keys").fetchone()[0], 1),
+            "synchronous": (conn.execute("pragma synchronous").fetchone()[0], 1),
+            "busy_timeout": (conn.execute("pragma busy_timeout").fetchone()[0], BUSY_TIMEOUT_MS),
+        }
+        for name, (got, want) in checks.items():
+            if got != want:
+                raise Unavailable("db.pragma", pragma=name, got=got)
+    except drv.OperationalError as exc:
+        conn.close()
+        if "readonly" in str(exc).lower() or "read-only" in str(exc).lower():
+            raise Unavailable("db.readonly", path=str(path)) from exc
+        raise Unavailable("db.open", path=str(path), detail=str(exc)) from exc
+    except Unavailable:
+        conn.close()
+        raise
+    return conn
+
+
+def _writable(path: Path) -> bool:
+    """True when this process may write the database file (or create it). Works for root on a read-only mount."""
+    target = path if path.exists() else path.parent
+    return os.access(target, os.W_OK)
+
+
+def _open_error(path: Path, exc: Exception, readonly: bool) -> MemlaneError:
+    if not readonly and not _writable(path):
+        return Unavailable("db.readonly", path=str(path))
+    return Unavailable("db.open", path=str(path), detail=str(exc))
+
+
+def sql_error(exc: Exception) -> MemlaneError:
+    """Translate a SQLite error into memlane's typed errors, by its error code where available."""
+    text = str(exc).lower()
+    code = getattr(exc, "sqlite_errorname", "") or ""
+    if code == "SQLITE_FULL" or "full" in text:
+        return Unavailable("db.full")
+    if code.startswith("SQLITE_READONLY") or "readonly" in text:
+        return Unavailable("db.readonly", path="")
+    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text:
+        return Unavailable("db.busy", seconds=BUSY_TIMEOUT_MS // 1000)
+    return Unavailable("db.open", path="", detail=str(exc))
+
+
+# ---------------------------------------------------------------- migrations
+
+
+def _baseline(conn: Any, dim: int) -> None:
+    conn.executescript(SCHEMA_FILE.read_text(encoding="utf-8").replace("{dim}", str(int(dim))))
+
+
+# Append-only. Each entry runs once, in its own BEGIN IMMEDIATE transaction with its version bump.
+MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: Any, dim: int) -> list[int]:
+    """Bring the schema to SCHEMA_VERSION; returns the versions applied."""
+    applied = []
+    (current,) = conn.execute("pragma user_version").fetchone()
+    if current > SCHEMA_VERSION:
+        raise Unavailable("db.newer_schema", found=current, supported=SCHEMA_VERSION)
+    for version in range(current + 1, SCHEMA_VERSION + 1):
+        conn.execute("begin immediate")
+        try:
+            # executescript would commit; run the statements one by one inside our transaction.
+            _run_in_txn(conn, MIGRATIONS[version - 1], dim)
+            conn.execute(f"pragma user_version = {version}")
+            conn.execute(
+                "insert into meta(key, value) values ('schema_version', ?) "
+                "on conflict(key) do update set value = excluded.value",
+                (str(version),),
+            )
+            conn.execute("commit")
+        except BaseException:
+            conn.execute("rollback")
+            raise
+        applied.append(version)
+    return applied
+
+
+def _run_in_txn(conn: Any, step: Callable[[Any, int], None], dim: int) -> None:
+    class _NoCommit:
+        """Runs a migration's script statement by statement so it stays inside our transaction."""
+
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def executescript(self, script: str) -> None:
+            for stmt in _split_sql(script):
+                self.inner.execute(stmt)
+
+        def execute(self, *args: Any) -> Any:
+            return self.inner.execute(*args)
+
+    step(_NoCommit(conn), dim)
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a script of plain DDL statements on the semicolons that end them."""
+    drv = _driver()
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--"):
+            continue
+        buf += line
+        if drv.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out

@@ -1,0 +1,76 @@
+"""store/derived.py owns every derived row: regressions for the three drifts of 0.1.0.
+
+Each test lowers the coarse threshold so that the vector lane takes the sign-bit pass (chunk_vec_bit
++ chunk_vec_f32), the path the drifted copies of the fan-out had left behind.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import maintenance
+import portable
+import search_index as si
+import validate
+from memory import Memory
+
+FACTS = ("爱丽丝去年搬到了柏林，在一家软件公司工作。", "Bob drinks green tea every morning before work.",
+         "The staging server ran out of memory on Friday.")
+
+
+@pytest.fixture
+def coarse(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(si, "COARSE_MIN_CHUNKS", 1)  # every namespace takes the coarse pass
+
+
+def _ids(res: dict) -> list[str]:
+    return [h["chunk_id"] for h in res["hits"]]
+
+
+def test_an_imported_memory_has_every_derived_row(tmp_path: Path, cfg, e5, coarse) -> None:
+    with Memory(tmp_path / "a.db", config=cfg, embedder=e5) as a:
+        ids = [a.remember(f, namespace="n")["chunk_id"] for f in FACTS]
+        assert a.flush(60)
+        lines = [portable.dumps(r) for r in a.export_records(vectors=True)]
+    with Memory(tmp_path / "b.db", config=cfg, embedder=e5, start_worker=False) as b:
+        rep = b.import_records(lines)
+        assert rep.vectors == 3 and rep.queued == 0 and not rep.errors
+        # A two-character Chinese word is found through the bigram index (chunks_bi).
+        assert ids[0] in _ids(b.recall("柏林", namespace="n", lanes=["meta"]))
+        # The coarse vector pass reads chunk_vec_bit: imported vectors are there too.
+        hits = _ids(b.recall("What does Bob drink in the morning?", namespace="n", lanes=["vector"]))
+        assert hits and hits[0] == ids[1]
+        assert not maintenance.check_vectors(b.store.reader()).problems
+
+
+def test_rename_moves_the_bit_index_and_leaks_nothing(mem: Memory, coarse) -> None:
+    moved = [mem.remember(f, namespace="A")["chunk_id"] for f in FACTS]
+    assert mem.flush(60)
+    mem.rename_namespace("A", "B")
+    fresh = mem.remember("Carol keeps her bicycle in the garage.", namespace="A")["chunk_id"]
+    assert mem.flush(60)
+    from_a = _ids(mem.recall("What does Bob drink in the morning?", namespace="A", lanes=["vector"]))
+    assert from_a == [fresh]  # nothing of B is found from the new A
+    from_b = _ids(mem.recall("What does Bob drink in the morning?", namespace="B", lanes=["vector"]))
+    assert from_b and from_b[0] == moved[1] and set(from_b) <= set(moved)
+    bits = mem.store.reader().execute("select namespace, count(*) from chunk_vec_bit group by 1 order by 1").fetchall()
+    assert bits == [("A", 1), ("B", 3)]
+
+
+def test_repair_fixes_liveness_in_the_bit_index(mem: Memory, coarse) -> None:
+    ids = [mem.remember(f, namespace="n")["chunk_id"] for f in FACTS]
+    assert mem.flush(60)
+    mem.forget(ids[1], namespace="n")
+    seq = mem.store.reader().execute("select seq from chunks where id = ?", (ids[1],)).fetchone()[0]
+    with mem.store.atomic() as db:  # the drift: the coarse index still calls the forgotten memory live
+        db.execute("update chunk_vec_bit set live = 1 where rowid = ?", (seq,))
+    rep = maintenance.check_vectors(mem.store.reader())
+    assert rep.wrong_live == [seq]
+    with mem.store.atomic() as db:
+        done = maintenance.repair_vectors(db, maintenance.check_vectors(db), validate.now_iso())
+    assert done["relived"] == 1
+    assert mem.store.reader().execute("select live from chunk_vec_bit where rowid = ?", (seq,)).fetchone() == (0,)
+    assert ids[1] not in _ids(mem.recall("What does Bob drink in the morning?", namespace="n", lanes=["vector"]))
+    assert not maintenance.check_vectors(mem.store.reader()).problems

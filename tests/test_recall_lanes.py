@@ -1,0 +1,202 @@
+"""Each recall lane on its own: a real SQLite file, the real sqlite-vec and FTS5, fixed 8-dim vectors.
+
+No model: vectors are chosen by hand, so each test knows which memory is nearest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import entity_resolve as er
+import validate as v
+from config import Config
+from recall import fusion, lanes, pipeline
+from recall.query import Plan, QueryInfo
+from store.protocol import Filter, NewChunk, QueuedChunk
+from store.sqlite import SqliteStore
+from store.util import content_hash
+
+DIM = 8
+CFG = Config()
+
+
+def unit(*xs: float) -> np.ndarray:
+    vec = np.zeros(DIM, dtype=np.float32)
+    vec[: len(xs)] = xs
+    return vec / np.linalg.norm(vec)
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    s = SqliteStore(tmp_path / "lanes.db", DIM, compute_center=lambda: np.zeros(DIM, dtype=np.float32), model="fixed")
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def put(store: SqliteStore, text: str, vec: np.ndarray | None = None, *, ns: str = "n", source: str | None = None,
+        entities: tuple[tuple[str, str | None], ...] = ()) -> int:
+    now = v.now_iso()
+    lang = er.detect_lang(text)
+    center = store.center()  # before the transaction, as the embedding worker does
+    with store.atomic() as tx:
+        _, seq = store.insert_chunk(tx, NewChunk(ns, text, content_hash(text), source, 0.5, [], {}, lang, now, now))
+        er.link(store, tx, ns, seq, [(n, k, []) for n, k in entities], now, limit=32, cooccurs=False)
+        if vec is not None:
+            store.write_vectors(tx, [(QueuedChunk(seq, ns, text, lang), vec)], center)
+    return seq
+
+
+def plan(query: str, ns: str = "n", **cfg: bool) -> Plan:
+    return Plan(Filter(ns), QueryInfo(query), 10, cfg=dataclasses.replace(CFG, **cfg))
+
+
+# ---------------------------------------------------------------- vector
+
+
+def test_vector_lane_orders_by_cosine_and_keeps_to_its_namespace(store: SqliteStore) -> None:
+    near = put(store, "near", unit(1, 0.1))
+    far = put(store, "far", unit(0.2, 1))
+    put(store, "other namespace, nearest of all", unit(1), ns="m")
+    got = lanes.vector(store, plan("q", crosslingual=False), unit(1)).seqs
+    assert got == [near, far]
+
+
+def test_vector_lane_skips_closed_versions_and_applies_filters(store: SqliteStore) -> None:
+    live = put(store, "live", unit(1, 0.3), source="chat")
+    closed = put(store, "closed", unit(1))
+    other_source = put(store, "mail", unit(1, 0.1), source="mail")
+    with store.atomic() as tx:
+        store.close_chunk(tx, closed, store.reader().execute("select id from chunks where seq = ?", (closed,))
+                          .fetchone()[0], v.now_iso(), "")
+    assert lanes.vector(store, plan("q", crosslingual=False), unit(1)).seqs == [other_source, live]
+    p = dataclasses.replace(plan("q", crosslingual=False), flt=Filter("n", source="chat"))
+    assert lanes.vector(store, p, unit(1)).seqs == [live]
+
+
+def test_vector_lane_ranks_each_language_on_its_own(store: SqliteStore) -> None:
+    # English memories all sit close to the query; the one Chinese memory is further away in raw
+    # cosine but stands out among Chinese memories, so interleaving puts it near the top.
+    en = [put(store, f"english note {i}", unit(1, 0.3 + 0.01 * i)) for i in range(6)]
+    zh_best = put(store, "柏林的天气很冷", unit(1, 1.0))
+    zh_rest = [put(store, f"中文笔记{i}", unit(0.2, 1, 0.1 * i)) for i in range(5)]
+    plain = lanes.vector(store, plan("where", crosslingual=False), unit(1)).seqs
+    mixed = lanes.vector(store, plan("where"), unit(1)).seqs
+    assert plain.index(zh_best) == len(en)  # after every English memory by raw distance
+    assert mixed.index(zh_best) <= 1 and set(mixed) == set(en) | {zh_best, *zh_rest}
+
+
+# ---------------------------------------------------------------- meta (lexical)
+
+
+def test_meta_lane_finds_words_trigrams_and_two_character_chinese(store: SqliteStore) -> None:
+    tea = put(store, "Bob drinks green tea every morning.")
+    put(store, "The coffee machine on floor two was repaired.")
+    berlin = put(store, "爱丽丝去年搬到了柏林。")
+    budget = put(store, "下周一要开预算评审会议。")
+    assert lanes.meta(store, plan("green tea")).seqs == [tea]
+    assert lanes.meta(store, plan("柏林")).seqs == [berlin]  # 2 characters: the bigram index
+    assert lanes.meta(store, plan("预算评审")).seqs == [budget]  # 3+ characters: trigrams
+
+
+def test_meta_lane_precision_drops_hits_that_match_too_little_of_the_query(store: SqliteStore) -> None:
+    both = put(store, "The staging server ran out of memory.")
+    weak = put(store, "The server room door is locked.")
+    for i in range(30):
+        put(store, f"The server rack number {i} is fine.")
+    precise = lanes.meta(store, plan("staging server memory")).seqs
+    loose = lanes.meta(store, plan("staging server memory", lexical_precision=False)).seqs
+    assert precise[0] == both and weak not in precise
+    assert weak in loose
+
+
+def test_meta_lane_treats_query_syntax_as_text(store: SqliteStore) -> None:
+    odd = put(store, 'He typed "NEAR(a b)" and 100%_done OR * in the box.')
+    assert lanes.meta(store, plan('"NEAR(a b)" OR *')).seqs == [odd]
+    assert lanes.meta(store, plan("100%_done")).seqs == [odd]
+
+
+# ---------------------------------------------------------------- entity
+
+
+def test_entity_lane_matches_aliases_and_weights_by_specificity(store: SqliteStore) -> None:
+    with store.atomic() as tx:
+        er.resolve(store, tx, "n", "Alice Chen", "person", ["Ali"], v.now_iso())
+    a = put(store, "She moved to Berlin.", entities=(("Alice Chen", "person"),))
+    put(store, "Unrelated.", entities=(("Bob", "person"),))
+    res = lanes.entity(store, plan("what about Ali?"))
+    assert res.seqs == [a] and [k for _, k in res.matched_entities] == ["person"]
+
+
+def test_entity_lane_ignores_an_entity_in_most_memories(store: SqliteStore) -> None:
+    for i in range(40):
+        put(store, f"note {i}", entities=(("Caroline", "person"),))
+    special = put(store, "Caroline adopted a cat.", entities=(("Caroline", "person"), ("Luna", "concept")))
+    assert lanes.entity(store, plan("Caroline")).seqs == []  # a chat's speaker says nothing
+    assert lanes.entity(store, plan("Caroline and Luna")).seqs == [special]
+    assert len(lanes.entity(store, plan("Caroline", lexical_precision=False)).seqs) == 41
+
+
+# ---------------------------------------------------------------- graph
+
+
+def test_graph_lane_walks_two_hops_and_finds_evidence(store: SqliteStore) -> None:
+    seed = put(store, "Alice works at Acme.", entities=(("Alice", "person"),))
+    hop2 = put(store, "Acme is owned by Globex.", entities=(("Globex", "org"),))
+    evidence = put(store, "The contract was signed in May.")
+    now = v.now_iso()
+    with store.atomic() as tx:
+        ids = {n: er.resolve(store, tx, "n", n, None, [], now)["id"] for n in ("Alice", "Acme", "Globex")}
+        ev_id = tx.execute("select id from chunks where seq = ?", (evidence,)).fetchone()[0]
+        store.upsert_relation(tx, "n", ids["Alice"], "works_at", ids["Acme"], 1.0, ev_id, now, now)
+        store.upsert_relation(tx, "n", ids["Acme"], "owned_by", ids["Globex"], 0.9, None, now, now)
+    p = plan("Alice")
+    ent = lanes.entity(store, p)
+    got = lanes.graph(store, p, ent, fusion.LaneResult([])).seqs
+    assert ent.seqs == [seed]
+    assert got[:1] == [evidence] and hop2 in got  # hop 1 evidence first, the hop-2 entity's memory after
+
+
+def test_graph_lane_does_not_walk_weak_co_occurrence(store: SqliteStore) -> None:
+    put(store, "Dana likes hiking.", entities=(("Dana", "person"),))
+    linked = put(store, "Mount Tam trip notes.", entities=(("Mount Tam", "place"),))
+    now = v.now_iso()
+    with store.atomic() as tx:
+        a = er.resolve(store, tx, "n", "Dana", None, [], now)["id"]
+        b = er.resolve(store, tx, "n", "Mount Tam", None, [], now)["id"]
+        store.bump_cooccur(tx, "n", a, b, now)  # confidence 0.5: below the walk's threshold
+    p = plan("Dana")
+    assert linked not in lanes.graph(store, p, lanes.entity(store, p), fusion.LaneResult([])).seqs
+    with store.atomic() as tx:
+        store.bump_cooccur(tx, "n", a, b, now)  # 0.75: two memories named the pair
+    assert linked in lanes.graph(store, p, lanes.entity(store, p), fusion.LaneResult([])).seqs
+
+
+# ---------------------------------------------------------------- fusion and the whole pipeline
+
+
+def test_rrf_and_the_stock_boost() -> None:
+    res = {"vector": fusion.LaneResult([1, 2]), "entity": fusion.LaneResult([2], matched_entities=[("e", "stock")])}
+    got = fusion.fuse_lanes(res, {}, ["sh600519"], lambda seqs, ents: {2})
+    k = fusion.RRF_K
+    assert got.scores[1] == pytest.approx(1 / (k + 1))
+    assert got.scores[2] == pytest.approx(1 / (k + 2) + 1 / (k + 1) + fusion.STOCK_BOOST / math.sqrt(1))
+    assert got.ranks[2] == {"vector": 2, "entity": 1}
+
+
+def test_sequential_and_parallel_lanes_do_the_same_work(store: SqliteStore) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    for i, text in enumerate(("Bob drinks green tea.", "Alice lives in Berlin.", "Tea tasting on Friday.")):
+        put(store, text, unit(1, i), entities=(("Bob", "person"),) if i == 0 else ())
+    p = plan("Does Bob drink tea?")
+    with ThreadPoolExecutor(2) as pool:
+        par = pipeline.recall(store, p, lambda q: unit(1), pool)[0]
+    seq = pipeline.recall(store, p, lambda q: unit(1), None)[0]
+    assert [h["chunk_id"] for h in par] == [h["chunk_id"] for h in seq] and par
