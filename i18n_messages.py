@@ -1139,6 +1139,112 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "  #{rank} score={score:.4f} lanes={lanes} {content}",
         "zh": "  #{rank} 得分={score:.4f} 通道={lanes} {content}",
     },
+    # --- command line (cli.py, commands/): one block, appended for the cli branch ---
+    "cli.description": {
+        "en": "memlane's command line: one command for each thing you run by hand.",
+        "zh": "memlane 命令行：每项手动操作对应一个子命令。",
+    },
+    "cli.epilog": {
+        "en": "Run `memlane <command> --help` for a command's options. The old script paths "
+              "(python scripts/backup.py ...) still work and run the same commands.",
+        "zh": "运行 `memlane <命令> --help` 查看该命令的选项。旧的脚本路径（python scripts/backup.py 等）"
+              "仍然可用，运行的是同样的命令。",
+    },
+    "cli.commands": {
+        "en": "commands",
+        "zh": "命令",
+    },
+    "cli.usage": {
+        "en": "usage: ",
+        "zh": "用法：",
+    },
+    "cli.positionals": {
+        "en": "arguments",
+        "zh": "参数",
+    },
+    "cli.options": {
+        "en": "options",
+        "zh": "选项",
+    },
+    "cli.help_flag": {
+        "en": "show this help and exit",
+        "zh": "显示本帮助并退出",
+    },
+    "cli.unknown_command": {
+        "en": "unknown command {command}; the commands are: {commands} (memlane --help lists them)",
+        "zh": "未知命令 {command}；可用命令：{commands}（memlane --help 可列出全部）",
+    },
+    "cli.group_needs": {
+        "en": "{group} needs one of: {choices} (e.g. memlane {group} --help)",
+        "zh": "{group} 后面需要以下之一：{choices}（例如 memlane {group} --help）",
+    },
+    "cli.help.serve": {
+        "en": "Start the daemon (what make run starts): MCP over SSE and Streamable HTTP on one port.",
+        "zh": "启动守护进程（即 make run 启动的服务）：在同一端口提供 SSE 与 Streamable HTTP 的 MCP。",
+    },
+    "cli.help.init": {
+        "en": "Create or migrate the memlane database (idempotent); refuses while the daemon runs.",
+        "zh": "创建或迁移 memlane 数据库（可重复执行）；守护进程运行时拒绝执行。",
+    },
+    "cli.help.lang": {
+        "en": "en or zh for the messages (default: MEMLANE_LANG, LC_ALL, LANG)",
+        "zh": "消息语言 en 或 zh（默认取 MEMLANE_LANG、LC_ALL、LANG）",
+    },
+    "cli.help.reembed": {
+        "en": "Move the database to another embedding model; stop the daemon first. Resumes if stopped.",
+        "zh": "把数据库迁移到另一个向量模型；请先停止守护进程。中断后再次运行会继续。",
+    },
+    "cli.help.embedder": {
+        "en": "the new backend",
+        "zh": "新的向量后端",
+    },
+    "cli.help.model": {
+        "en": "the new model name (fastembed), e.g. BAAI/bge-small-zh-v1.5",
+        "zh": "新模型名称（fastembed），例如 BAAI/bge-small-zh-v1.5",
+    },
+    "cli.help.model_path": {
+        "en": "a local ONNX folder for fastembed",
+        "zh": "fastembed 使用的本地 ONNX 模型目录",
+    },
+    "cli.help.dim": {
+        "en": "the model's dimension (required with --model-path)",
+        "zh": "模型维度（使用 --model-path 时必填）",
+    },
+    "cli.help.batch": {
+        "en": "texts per embedding batch (default: embed_batch from the config)",
+        "zh": "每批生成向量的文本数（默认取配置中的 embed_batch）",
+    },
+    "cli.help.force": {
+        "en": "re-embed even if the model is unchanged",
+        "zh": "即使模型未变也重新生成向量",
+    },
+    "cli.help.bench": {
+        "en": "Benchmark recall latency, the write path, baselines and scale on a temporary database.",
+        "zh": "在临时数据库上测量召回延迟、写入路径、基线和规模。",
+    },
+    "cli.bench_epilog": {
+        "en": "Also: memlane bench dashboard (the dashboard's page loads), memlane bench recall-latency "
+              "(recall p50/p95 of two checkouts on one database). See docs/BENCHMARKS.md.",
+        "zh": "另有：memlane bench dashboard（仪表盘页面加载时间）、memlane bench recall-latency"
+              "（在同一数据库上比较两份代码的召回 p50/p95）。详见 docs/BENCHMARKS.md。",
+    },
+    "cli.help.bench_dashboard": {
+        "en": "Time the dashboard's pages on a synthetic store of 10,000 memories (measured, never asserted).",
+        "zh": "在 10,000 条合成记忆上测量仪表盘各页面的加载时间（只测量，不断言）。",
+    },
+    "cli.help.bench_recall_latency": {
+        "en": "Recall latency at scale, to compare two checkouts of memlane on the same database.",
+        "zh": "大规模召回延迟，用于在同一数据库上比较两份 memlane 代码。",
+    },
+    "cli.help.eval_locomo": {
+        "en": "Turn-level recall on LoCoMo conversations: any@k, frac@k, all@k and MRR.",
+        "zh": "在 LoCoMo 对话上评测轮次级召回：any@k、frac@k、all@k 与 MRR。",
+    },
+    "cli.help.eval_bilingual": {
+        "en": "Recall on the bilingual (English/中文) set: top-1/3/10 and MRR by kind and by query language.",
+        "zh": "在中英双语评测集上评测召回：按类型和查询语言给出 top-1/3/10 与 MRR。",
+    },
+    # --- (end of command line) ---
 }
 
 

@@ -1,6 +1,6 @@
 """Create or migrate the memlane database, idempotently, and say what was done.
 
-    python scripts/init_db.py [--db PATH] [--lang en|zh]
+    memlane init [--db PATH] [--lang en|zh]
 
 Safe to run any number of times. It refuses while a daemon holds the database (the daemon migrates
 on start by itself). Exit code 0 on success, 1 with a message on failure.
@@ -8,19 +8,17 @@ on start by itself). Exit code 0 on success, 1 with a message on failure.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from filelock import FileLock, Timeout
 
-from filelock import FileLock, Timeout  # noqa: E402
-
-import i18n_messages  # noqa: E402
-from config import load_config  # noqa: E402
-from errors import MemlaneError, Unavailable  # noqa: E402
-from i18n_messages import t  # noqa: E402
-from memory import SCHEMA_VERSION, Memory, connect  # noqa: E402
+import i18n_messages
+from commands._common import parser
+from config import load_config
+from errors import MemlaneError, Unavailable
+from i18n_messages import t
+from memory import SCHEMA_VERSION, Memory, connect
 
 
 def schema_version(path: Path) -> int:
@@ -60,9 +58,8 @@ def init_db(db_path: Path, cfg: object, lang: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="Create or migrate the memlane database (idempotent).")
-    p.add_argument("--db", help="database file (default: MEMLANE_DB_PATH, else ~/.memlane/memory.db)")
-    p.add_argument("--lang", help="en or zh")
+    p = parser("cli.help.init", "memlane init")
+    p.add_argument("--lang", help=t("cli.help.lang"))
     args = p.parse_args(argv)
     lang = i18n_messages.normalize_lang(args.lang) if args.lang else i18n_messages.detect_lang()
     try:
@@ -74,7 +71,3 @@ def main(argv: list[str] | None = None) -> int:
         print(exc.render(lang), file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,9 +1,9 @@
 #!/usr/bin/env python
 """memlane benchmark: recall latency, write path, baselines and scale, on its own temp database.
 
-    python scripts/benchmark.py --chunks 10000 --queries 100 --json bench.json
-    python scripts/benchmark.py --chunks 1000000 --vectors synthetic --json bench-1m.json
-    python scripts/benchmark.py --plot docs/bench_latency.png --from a.json b.json c.json
+    memlane bench --chunks 10000 --queries 100 --json bench.json
+    memlane bench --chunks 1000000 --vectors synthetic --json bench-1m.json
+    memlane bench --plot docs/bench_latency.png --from a.json b.json c.json
 
 Seeds N deterministic English and Chinese chunks (people, places, orgs, stock codes, tags, reference
 codes, relations), runs 5 warm-up and K measured recalls timed with time.perf_counter(), and reports
@@ -36,17 +36,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+import search_index as si
+from commands._common import argument_parser
+from config import load_config
+from errors import MemlaneError
+from i18n_messages import t
+from store import derived
+
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import numpy as np  # noqa: E402
-
-import search_index as si  # noqa: E402
-from config import load_config  # noqa: E402
-from errors import MemlaneError  # noqa: E402
-from i18n_messages import t  # noqa: E402
-from store import derived  # noqa: E402
 
 NS = "bench"
 WARMUP = 5
@@ -440,7 +439,7 @@ def child_probe(db_path: str, queries: list[str], home: str) -> None:
 def probe_start(db_path: Path, queries: list[str], home: Path) -> dict[str, Any]:
     started = time.time()
     proc = subprocess.run(
-        [sys.executable, __file__, "--child-probe", str(db_path), "--child-home", str(home),
+        [sys.executable, str(ROOT / "cli.py"), "bench", "--child-probe", str(db_path), "--child-home", str(home),
          "--child-queries", json.dumps(queries)],
         capture_output=True, text=True, timeout=900, cwd=str(ROOT))
     if proc.returncode != 0:
@@ -549,7 +548,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     result: dict[str, Any] = {
         "label": t("bench.label_synthetic" if args.vectors == "synthetic" else "bench.label_model",
                    chunks=args.chunks),
-        "command": "python scripts/benchmark.py " + " ".join(sys.argv[1:]),
+        "command": "./memlane bench " + " ".join(args.argv),
         "commit": _commit(),
         "machine": machine(),
         "params": {"chunks": args.chunks, "queries": args.queries, "vectors": args.vectors, "seed": args.seed,
@@ -1019,7 +1018,7 @@ def markdown(sources: list[Path]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="memlane benchmark (see docs/BENCHMARKS.md)")
+    ap = argument_parser("memlane bench", t("cli.help.bench"), t("cli.bench_epilog"))
     ap.add_argument("--chunks", type=int, default=10_000)
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--json", type=Path, help="write the results here")
@@ -1042,6 +1041,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--child-home", help=argparse.SUPPRESS)
     ap.add_argument("--child-queries", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else argv
 
     if args.child_probe:
         child_probe(args.child_probe, json.loads(args.child_queries), args.child_home)
@@ -1076,7 +1076,3 @@ def main(argv: list[str] | None = None) -> int:
         say("bench.target", measure=row["measure"], target=row["target"], value=row["value"],
             met={True: "yes", False: "NO", None: "-"}[row["met"]])
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,20 +1,22 @@
 """Online backup of a memlane database, verified with quick_check and rotated (keep N).
 
-    python scripts/backup.py [--db PATH] [--dest DIR] [--keep 7]
+    memlane backup [--db PATH] [--dest DIR] [--keep 7]
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import _common as c
+from commands import _common as c
+
+PROG = "memlane backup"
 
 
-def main() -> int:
-    p = c.parser("data.help.backup")
+def main(argv: list[str] | None = None) -> int:
+    p = c.parser("data.help.backup", PROG)
     p.add_argument("--dest", help=c.t("data.help.dest"))
     p.add_argument("--keep", type=int, default=7, help=c.t("data.help.keep"))
-    args = p.parse_args()
+    args = p.parse_args(argv)
     cfg = c.config(args)
     import maintenance
 
@@ -25,7 +27,3 @@ def main() -> int:
     for old in res.removed:
         c.say("data.backup_removed", path=str(old))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(c.run(main))

@@ -6,14 +6,13 @@ job. A query is a hit at k when any `expect` id is in the top k. Reported: top-1
 and by query language, the rate at which an `avoid` memory (the superseded version, for temporal_now)
 outranks the expected one, and, in-process, the supersession links memlane made against the truth.
 
-    python scripts/eval_bilingual.py ../shared/eval/bilingual-dev.json
-    python scripts/eval_bilingual.py PATH --lanes vector
-    python scripts/eval_bilingual.py PATH --disable crosslingual --json out.json
+    memlane eval bilingual ../shared/eval/bilingual-dev.json
+    memlane eval bilingual PATH --lanes vector
+    memlane eval bilingual PATH --disable crosslingual --json out.json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -21,15 +20,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from evalkit import LANE_NAMES, TECHNIQUES, make_backend, parse_list, percentile, table, write_json  # noqa: E402
+from commands._common import argument_parser
+from commands.evalkit import LANE_NAMES, TECHNIQUES, make_backend, parse_list, percentile, table, write_json
+from i18n_messages import t
 
 BASE_TIME = "2025-01-01T00:00:00+00:00"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argument_parser("memlane eval bilingual", t("cli.help.eval_bilingual"))
     ap.add_argument("path", help="a JSON file in the bilingual-dev format")
     ap.add_argument("--lanes", default="", help="comma-separated subset of vector,graph,meta,entity")
     ap.add_argument("--disable", default="", help="comma-separated techniques to switch off: " + ",".join(TECHNIQUES))
@@ -142,7 +141,3 @@ def main(argv: list[str] | None = None) -> int:
                    "supersession": sup, "latency_ms": {"p50": p50, "p95": p95}}
         write_json(args.json, payload)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,18 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import sys
 import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from i18n_messages import t  # noqa: E402
+from i18n_messages import t
 
 # The recall-quality techniques that --disable can switch off (Config booleans of the same name).
 TECHNIQUES = ("facts", "auto_entities", "query_split", "rerank", "supersession", "crosslingual",

@@ -1,4 +1,4 @@
-"""Shared by the data scripts: the import path, config, and the one place errors become exit code 1."""
+"""Shared by the commands: their parsers, config, and the one place errors become exit code 1."""
 
 from __future__ import annotations
 
@@ -8,17 +8,32 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from config import Config, load_config
+from errors import InvalidArgument, MemlaneError, Unavailable  # noqa: F401
+from i18n_messages import t
+
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from config import Config, load_config  # noqa: E402
-from errors import InvalidArgument, MemlaneError, Unavailable  # noqa: E402,F401
-from i18n_messages import t  # noqa: E402
 
 
-def parser(help_id: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=t(help_id))
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help with its own words ("usage:") in the reader's language."""
+
+    def add_usage(self, usage: str | None, actions: Any, groups: Any, prefix: str | None = None) -> None:
+        super().add_usage(usage, actions, groups, t("cli.usage") if prefix is None else prefix)
+
+
+def argument_parser(prog: str, description: str, epilog: str | None = None) -> argparse.ArgumentParser:
+    """An argparse parser whose own texts (usage, section titles, -h) are in the reader's language."""
+    p = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog, add_help=False,
+                                formatter_class=_Formatter)
+    p._positionals.title = t("cli.positionals")
+    p._optionals.title = t("cli.options")
+    p.add_argument("-h", "--help", action="help", help=t("cli.help_flag"))
+    return p
+
+
+def parser(help_id: str, prog: str) -> argparse.ArgumentParser:
+    p = argument_parser(prog, t(help_id))
     p.add_argument("--db", help=t("data.help.db"))
     return p
 
@@ -35,10 +50,10 @@ def warn(msg_id: str, **params: object) -> None:
     print(t(msg_id, **params), file=sys.stderr)
 
 
-def run(main: Callable[[], int]) -> int:
-    """Run a script's main; a MemlaneError (or a file error) is one rendered line and exit code 1."""
+def run(main: Callable[[list[str]], int], argv: list[str]) -> int:
+    """Run a command's main; a MemlaneError (or a file error) is one rendered line and exit code 1."""
     try:
-        return main()
+        return main(argv)
     except MemlaneError as exc:
         print(exc.render(), file=sys.stderr)
         return 1
@@ -57,8 +72,8 @@ def progress(total: int | None, quiet: bool, unit: str = "it") -> object:
     return tqdm(total=total, unit=unit, unit_scale=unit == "B", disable=quiet, file=sys.stderr, leave=False)
 
 
-__all__ = ["ROOT", "InvalidArgument", "MemlaneError", "Unavailable", "config", "import_main", "parser", "progress",
-           "report", "run", "say", "warn"]
+__all__ = ["ROOT", "InvalidArgument", "MemlaneError", "Unavailable", "argument_parser", "config", "import_main",
+           "parser", "progress", "report", "run", "say", "warn"]
 
 
 def report(res: dict[str, object]) -> int:
@@ -74,14 +89,14 @@ def report(res: dict[str, object]) -> int:
     return 0
 
 
-def import_main(help_id: str, open_file: Callable[[Path], IO[Any]],
+def import_main(argv: list[str] | None, prog: str, help_id: str, open_file: Callable[[Path], IO[Any]],
                 do_import: Callable[[Any, IO[Any], str | None, Config], dict[str, object]]) -> int:
     """The importers' shared command line: FILE, --namespace, --embed, --db; then the summary."""
-    p = parser(help_id)
+    p = parser(help_id, prog)
     p.add_argument("file", help=t("data.help.file"))
     p.add_argument("--namespace", help=t("data.help.into_namespace"))
     p.add_argument("--embed", action="store_true", help=t("data.help.embed"))
-    args = p.parse_args()
+    args = p.parse_args(argv)
     cfg = config(args)
     from memory import Memory
 

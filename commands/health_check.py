@@ -1,8 +1,8 @@
 """The daily health summary of a memlane install: about ten lines marked 🟢/🟡/🔴.
 
-    python scripts/health_check.py              # the daemon and database the config names
-    python scripts/health_check.py --json       # the same facts for machines
-    python scripts/health_check.py --url http://127.0.0.1:8086 --db ~/.memlane/memory.db
+    memlane health              # the daemon and database the config names
+    memlane health --json       # the same facts for machines
+    memlane health --url http://127.0.0.1:8086 --db ~/.memlane/memory.db
 
 It asks the daemon's GET /health (no token needed) and reads the database itself, read-only, so it
 also works, and says so, when the daemon is down. Exit code: 0 green, 1 yellow, 2 red (also 2 when
@@ -15,22 +15,20 @@ import argparse
 import json
 import os
 import struct
-import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import httpx
 
-import httpx  # noqa: E402
-
-import i18n_messages  # noqa: E402
-from config import Config, load_config  # noqa: E402
-from errors import MemlaneError  # noqa: E402
-from i18n_messages import t  # noqa: E402
-from memory import connect  # noqa: E402
-from validate import to_iso  # noqa: E402
+import i18n_messages
+from commands._common import argument_parser
+from config import Config, load_config
+from errors import MemlaneError
+from i18n_messages import t
+from memory import connect
+from validate import to_iso
 
 GREEN, YELLOW, RED = "green", "yellow", "red"
 MARK = {GREEN: "🟢", YELLOW: "🟡", RED: "🔴"}
@@ -354,7 +352,7 @@ def gather(cfg: Config, url: str | None, db: str | None, timeout: float, now: da
 
 
 def parse_args(argv: list[str] | None, lang: str) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="health_check.py", description=t("health.help", lang))
+    p = argument_parser("memlane health", t("health.help", lang))
     p.add_argument("--url", help=t("health.help_url", lang))
     p.add_argument("--db", help=t("health.help_db", lang))
     p.add_argument("--json", action="store_true", help=t("health.help_json", lang))
@@ -390,7 +388,3 @@ def main(argv: list[str] | None = None) -> int:
             print(c.line(lang))
         print(f"{MARK[status]} {t(summary, lang)}", flush=True)
     return EXIT[status]
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Import the knowledge graph of the MCP reference memory server (`memory.jsonl`).
 
-    python scripts/import_mcp_memory.py memory.jsonl [--db PATH] [--namespace NS] [--embed]
+    memlane import-mcp-memory memory.jsonl [--db PATH] [--namespace NS] [--embed]
 
 Each line is `{"type": "entity", "name", "entityType", "observations": [...]}` or
 `{"type": "relation", "from", "to", "relationType"}`. Each observation becomes a memory linked to its
@@ -14,7 +14,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-import _common as c
+from commands import _common as c
+
+PROG = "memlane import-mcp-memory"
 
 SOURCE = "mcp-memory"
 MAX_LINE_BYTES = 4 * 1024 * 1024
@@ -69,10 +71,6 @@ def import_graph(mem: Any, lines: Iterable[bytes], namespace: str | None = None)
     return out
 
 
-def main() -> int:
-    return c.import_main("data.help.mcp", lambda path: path.open("rb"),
+def main(argv: list[str] | None = None) -> int:
+    return c.import_main(argv, PROG, "data.help.mcp", lambda path: path.open("rb"),
                          lambda mem, fh, ns, cfg: import_graph(mem, fh, ns))
-
-
-if __name__ == "__main__":
-    raise SystemExit(c.run(main))

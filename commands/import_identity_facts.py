@@ -1,6 +1,6 @@
 """Import a plain list of identity facts as canonical_fact entities.
 
-    python scripts/import_identity_facts.py facts.txt [--db PATH] [--namespace NS] [--embed]
+    memlane import-identity-facts facts.txt [--db PATH] [--namespace NS] [--embed]
 
 One fact per line; blank lines and lines starting with # are skipped. A line "key: value" (also
 "key = value" or "key：value") names its canonical fact by the key (e.g. "name", "生日"), otherwise by
@@ -14,7 +14,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-import _common as c
+from commands import _common as c
+
+PROG = "memlane import-identity-facts"
 
 SOURCE = "identity"
 _KEY = re.compile(r"^\s*([^:=：]{1,60}?)\s*[:=：]\s*\S")
@@ -42,10 +44,6 @@ def import_facts(mem: Any, text_lines: Iterable[str], namespace: str | None = No
     return out
 
 
-def main() -> int:
-    return c.import_main("data.help.identity", lambda path: path.open(encoding="utf-8-sig"),
+def main(argv: list[str] | None = None) -> int:
+    return c.import_main(argv, PROG, "data.help.identity", lambda path: path.open(encoding="utf-8-sig"),
                          lambda mem, fh, ns, cfg: import_facts(mem, fh, ns))
-
-
-if __name__ == "__main__":
-    raise SystemExit(c.run(main))

@@ -1,7 +1,7 @@
 """Export a memlane database as JSON Lines: every version, forgotten ones with their reasons,
 entities, aliases, relations and namespaces; vectors with --vectors.
 
-    python scripts/export_jsonl.py [--db PATH] [--out FILE|-] [--vectors] [--namespace NS]
+    memlane export [--db PATH] [--out FILE|-] [--vectors] [--namespace NS]
 
 The export reads one consistent snapshot, so it is safe while the daemon runs.
 """
@@ -12,16 +12,18 @@ import os
 import sys
 from pathlib import Path
 
-import _common as c
+from commands import _common as c
+
+PROG = "memlane export"
 
 
-def main() -> int:
-    p = c.parser("data.help.export")
+def main(argv: list[str] | None = None) -> int:
+    p = c.parser("data.help.export", PROG)
     p.add_argument("--out", default="-", help=c.t("data.help.out"))
     p.add_argument("--vectors", action="store_true", help=c.t("data.help.vectors"))
     p.add_argument("--namespace", help=c.t("data.help.namespace"))
     p.add_argument("--quiet", action="store_true", help=c.t("data.help.quiet"))
-    args = p.parse_args()
+    args = p.parse_args(argv)
     cfg = c.config(args)
     import portable
     import validate
@@ -71,7 +73,3 @@ class _stdout:  # noqa: N801 - a context manager that leaves sys.stdout open
 
     def __exit__(self, *exc: object) -> None:
         sys.stdout.flush()
-
-
-if __name__ == "__main__":
-    raise SystemExit(c.run(main))

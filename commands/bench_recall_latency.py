@@ -2,9 +2,9 @@
 
 Build once (real model; slow), then measure recall p50/p95 with any checkout's code on a copy:
 
-    python scripts/bench_recall_latency.py build /tmp/lat.db --n 10000
-    python scripts/bench_recall_latency.py measure /tmp/lat.db --code-root /work/main
-    python scripts/bench_recall_latency.py measure /tmp/lat.db --code-root .
+    memlane bench recall-latency build /tmp/lat.db --n 10000
+    memlane bench recall-latency measure /tmp/lat.db --code-root /work/main
+    memlane bench recall-latency measure /tmp/lat.db --code-root .
 
 The memories are synthetic English and Chinese sentences from fixed word lists (seeded, so every run
 builds the same text). `measure` copies the database first, so runs never see each other's writes.
@@ -12,7 +12,6 @@ builds the same text). `measure` copies the database first, so runs never see ea
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import random
 import shutil
@@ -21,6 +20,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from commands._common import argument_parser
+from i18n_messages import t
 
 NAMES = "Alice Bob Priya Daniel Mia Henrik Tom Alicia Wang Lin Sofia Omar Chen Lucas Ana Ivan Yuki Sara Leo Nina".split()
 PLACES = "Berlin Lisbon Tokyo Chengdu Paris Madrid Oslo Austin Seoul Porto Vienna Boston Dublin Prague Zurich".split()
@@ -53,6 +55,7 @@ def sentences(n: int, seed: int = 7) -> list[str]:
 
 
 def _load(code_root: Path):  # type: ignore[no-untyped-def]
+    # The one sys.path edit in commands/, on purpose: it loads another checkout's memory.py to time it.
     sys.path.insert(0, str(code_root.resolve()))
     for mod in ("memory", "config", "embedder", "entity_resolve", "validate", "errors", "i18n_messages"):
         sys.modules.pop(mod, None)
@@ -94,7 +97,7 @@ def measure(db: Path, code_root: Path, rounds: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argument_parser("memlane bench recall-latency", t("cli.help.bench_recall_latency"))
     ap.add_argument("action", choices=("build", "measure"))
     ap.add_argument("db", type=Path)
     ap.add_argument("--n", type=int, default=10000)
@@ -106,7 +109,3 @@ def main(argv: list[str] | None = None) -> int:
     else:
         measure(args.db, args.code_root, args.rounds)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Measure how fast the dashboard's pages load on a database of 10,000 chunks (measured, never asserted).
 
-    python scripts/bench_dashboard.py [--chunks 10000] [--runs 7] [--real-embeddings] [--json bench_dashboard.json]
+    memlane bench dashboard [--chunks 10000] [--runs 7] [--real-embeddings] [--json bench_dashboard.json]
                                       [--store DIR]   # keep the built store in DIR and reuse it next time
 
 It builds a synthetic store in a temporary folder through the real Memory (memories in English and
@@ -16,31 +16,25 @@ Chromium is Debian's /usr/bin/chromium driven by Playwright; without it only the
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-import httpx  # noqa: E402
-from daemon_util import running_daemon  # noqa: E402
-from dashboard_util import login_url  # noqa: E402
-
-import validate as v  # noqa: E402
-from config import load_config  # noqa: E402
-from i18n_messages import t  # noqa: E402
-from memory import Memory  # noqa: E402
+import validate as v
+from commands._common import argument_parser
+from config import load_config
+from i18n_messages import t
+from memory import Memory
+from tests.daemon_util import running_daemon
+from tests.dashboard_util import login_url
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -133,7 +127,7 @@ WAIT_READY = """async ([hash, name, before]) => {
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argument_parser("memlane bench dashboard", t("cli.help.bench_dashboard"))
     ap.add_argument("--chunks", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--real-embeddings", action="store_true")
@@ -212,7 +206,3 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps({"chunks": info["chunks"], "runs": args.runs,
                                          "real_embeddings": args.real_embeddings, "views": results}, indent=2))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

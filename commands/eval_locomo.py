@@ -6,17 +6,16 @@ categories (1-4 by default; 5 is adversarial) is recalled, and a hit is an evide
 Session-level recall@10 (an evidence turn's session among the sessions of the top-10 turns) is shown
 beside the turn-level figures, never instead of them.
 
-    python scripts/eval_locomo.py ../shared/eval/locomo-dev.json
-    python scripts/eval_locomo.py PATH --lanes meta            # BM25 alone
-    python scripts/eval_locomo.py PATH --disable rerank,facts  # ablation
-    python scripts/eval_locomo.py PATH --url http://127.0.0.1:8086/mcp --json out.json
+    memlane eval locomo ../shared/eval/locomo-dev.json
+    memlane eval locomo PATH --lanes meta            # BM25 alone
+    memlane eval locomo PATH --disable rerank,facts  # ablation
+    memlane eval locomo PATH --url http://127.0.0.1:8086/mcp --json out.json
 
 The data is CC BY-NC: it is read from PATH and never copied anywhere.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -25,9 +24,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from evalkit import LANE_NAMES, TECHNIQUES, fmt, make_backend, parse_list, percentile, table, write_json  # noqa: E402
+from commands._common import argument_parser
+from commands.evalkit import LANE_NAMES, TECHNIQUES, fmt, make_backend, parse_list, percentile, table, write_json
+from i18n_messages import t
 
 KS = (1, 5, 10)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -66,7 +65,7 @@ def session_of(dia_id: str) -> int | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argument_parser("memlane eval locomo", t("cli.help.eval_locomo"))
     ap.add_argument("path", help="a LoCoMo JSON file (a list of samples)")
     ap.add_argument("--categories", default="1,2,3,4", help="question categories to ask (default 1,2,3,4)")
     ap.add_argument("--lanes", default="", help="comma-separated subset of vector,graph,meta,entity")
@@ -175,7 +174,3 @@ def main(argv: list[str] | None = None) -> int:
                    "latency_ms": {"p50": p50, "p95": p95}, "ingest_s": ingest_s}
         write_json(args.json, payload)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

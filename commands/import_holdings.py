@@ -1,6 +1,6 @@
 """Import a holdings CSV as stock entities plus dated facts.
 
-    python scripts/import_holdings.py holdings.csv [--db PATH] [--namespace NS] [--embed]
+    memlane import-holdings holdings.csv [--db PATH] [--namespace NS] [--embed]
 
 Columns: code,name,quantity,cost,date (a header row with these names, or 代码,名称,数量,成本,日期, is
 optional). Each row becomes a memory "Holding <name> (<code>): <quantity> shares at a cost of <cost>,
@@ -15,7 +15,9 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-import _common as c
+from commands import _common as c
+
+PROG = "memlane import-holdings"
 
 SOURCE = "holdings"
 COLUMNS = ("code", "name", "quantity", "cost", "date")
@@ -75,10 +77,6 @@ def import_holdings(mem: Any, text_lines: Iterable[str], namespace: str | None =
     return out
 
 
-def main() -> int:
-    return c.import_main("data.help.holdings", lambda path: path.open(encoding="utf-8-sig", newline=""),
+def main(argv: list[str] | None = None) -> int:
+    return c.import_main(argv, PROG, "data.help.holdings", lambda path: path.open(encoding="utf-8-sig", newline=""),
                          lambda mem, fh, ns, cfg: import_holdings(mem, fh, ns, cfg.lang or None))
-
-
-if __name__ == "__main__":
-    raise SystemExit(c.run(main))

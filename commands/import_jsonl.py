@@ -1,6 +1,6 @@
 """Import a memlane JSON Lines export. Idempotent (a second run changes nothing), streaming.
 
-    python scripts/import_jsonl.py FILE [--db PATH] [--embed] [--quiet]
+    memlane import FILE [--db PATH] [--embed] [--quiet]
 """
 
 from __future__ import annotations
@@ -8,15 +8,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import _common as c
+from commands import _common as c
+
+PROG = "memlane import"
 
 
-def main() -> int:
-    p = c.parser("data.help.import")
+def main(argv: list[str] | None = None) -> int:
+    p = c.parser("data.help.import", PROG)
     p.add_argument("file", help=c.t("data.help.file"))
     p.add_argument("--embed", action="store_true", help=c.t("data.help.embed"))
     p.add_argument("--quiet", action="store_true", help=c.t("data.help.quiet"))
-    args = p.parse_args()
+    args = p.parse_args(argv)
     cfg = c.config(args)
     import portable
     from memory import Memory
@@ -46,7 +48,3 @@ def main() -> int:
         c.warn("data.errors_total", count=len(rep.errors))
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(c.run(main))
