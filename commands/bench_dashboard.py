@@ -128,11 +128,11 @@ WAIT_READY = """async ([hash, name, before]) => {
 
 def main(argv: list[str] | None = None) -> int:
     ap = argument_parser("memlane bench dashboard", t("cli.help.bench_dashboard"))
-    ap.add_argument("--chunks", type=int, default=10_000)
-    ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--real-embeddings", action="store_true")
-    ap.add_argument("--json", type=Path, default=None, help="also write the numbers to this file")
-    ap.add_argument("--store", type=Path, default=None, help="build the store here, or reuse the one already here")
+    ap.add_argument("--chunks", type=int, default=10_000, help=t("cli.help.dash_chunks"))
+    ap.add_argument("--runs", type=int, default=7, help=t("cli.help.dash_runs"))
+    ap.add_argument("--real-embeddings", action="store_true", help=t("cli.help.dash_real_embeddings"))
+    ap.add_argument("--json", type=Path, default=None, help=t("cli.help.bench_json"))
+    ap.add_argument("--store", type=Path, default=None, help=t("cli.help.dash_store"))
     args = ap.parse_args(argv)
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp_s:

@@ -98,11 +98,12 @@ def measure(db: Path, code_root: Path, rounds: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argument_parser("memlane bench recall-latency", t("cli.help.bench_recall_latency"))
-    ap.add_argument("action", choices=("build", "measure"))
-    ap.add_argument("db", type=Path)
-    ap.add_argument("--n", type=int, default=10000)
-    ap.add_argument("--rounds", type=int, default=5, help="passes over the queries (measure)")
-    ap.add_argument("--code-root", type=Path, default=Path(__file__).resolve().parent.parent)
+    ap.add_argument("action", choices=("build", "measure"), help=t("cli.help.lat_action"))
+    ap.add_argument("db", type=Path, help=t("cli.help.lat_db"))
+    ap.add_argument("--n", type=int, default=10000, help=t("cli.help.lat_n"))
+    ap.add_argument("--rounds", type=int, default=5, help=t("cli.help.lat_rounds"))
+    ap.add_argument("--code-root", type=Path, default=Path(__file__).resolve().parent.parent,
+                    help=t("cli.help.lat_code_root"))
     args = ap.parse_args(argv)
     if args.action == "build":
         build(args.db, args.n, args.code_root)

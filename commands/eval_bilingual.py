@@ -21,7 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from commands._common import argument_parser
-from commands.evalkit import LANE_NAMES, TECHNIQUES, make_backend, parse_list, percentile, table, write_json
+from commands.evalkit import (
+    LANE_NAMES,
+    TECHNIQUES,
+    add_run_arguments,
+    make_backend,
+    parse_list,
+    percentile,
+    table,
+    write_json,
+)
 from i18n_messages import t
 
 BASE_TIME = "2025-01-01T00:00:00+00:00"
@@ -29,15 +38,9 @@ BASE_TIME = "2025-01-01T00:00:00+00:00"
 
 def main(argv: list[str] | None = None) -> int:
     ap = argument_parser("memlane eval bilingual", t("cli.help.eval_bilingual"))
-    ap.add_argument("path", help="a JSON file in the bilingual-dev format")
-    ap.add_argument("--lanes", default="", help="comma-separated subset of vector,graph,meta,entity")
-    ap.add_argument("--disable", default="", help="comma-separated techniques to switch off: " + ",".join(TECHNIQUES))
-    ap.add_argument("--enable", default="", help="comma-separated techniques to switch on (e.g. facts)")
-    ap.add_argument("--url", default="", help="a running daemon's MCP endpoint, e.g. http://127.0.0.1:8086/mcp")
-    ap.add_argument("--token", default="")
-    ap.add_argument("--db", default="")
-    ap.add_argument("--json", default="", help="also write results as JSON to this file ('-' for stdout)")
-    ap.add_argument("--misses", action="store_true", help="print queries whose expected memory is not top-1")
+    ap.add_argument("path", help=t("cli.help.bilingual_path"))
+    add_run_arguments(ap)
+    ap.add_argument("--misses", action="store_true", help=t("cli.help.bilingual_misses"))
     args = ap.parse_args(argv)
 
     lanes = parse_list(args.lanes, LANE_NAMES, "lane") or None

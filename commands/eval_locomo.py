@@ -25,7 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from commands._common import argument_parser
-from commands.evalkit import LANE_NAMES, TECHNIQUES, fmt, make_backend, parse_list, percentile, table, write_json
+from commands.evalkit import (
+    LANE_NAMES,
+    TECHNIQUES,
+    add_run_arguments,
+    fmt,
+    make_backend,
+    parse_list,
+    percentile,
+    table,
+    write_json,
+)
 from i18n_messages import t
 
 KS = (1, 5, 10)
@@ -66,17 +76,11 @@ def session_of(dia_id: str) -> int | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argument_parser("memlane eval locomo", t("cli.help.eval_locomo"))
-    ap.add_argument("path", help="a LoCoMo JSON file (a list of samples)")
-    ap.add_argument("--categories", default="1,2,3,4", help="question categories to ask (default 1,2,3,4)")
-    ap.add_argument("--lanes", default="", help="comma-separated subset of vector,graph,meta,entity")
-    ap.add_argument("--disable", default="", help="comma-separated techniques to switch off: " + ",".join(TECHNIQUES))
-    ap.add_argument("--enable", default="", help="comma-separated techniques to switch on (e.g. facts)")
-    ap.add_argument("--url", default="", help="a running daemon's MCP endpoint, e.g. http://127.0.0.1:8086/mcp")
-    ap.add_argument("--token", default="", help="bearer token for --url")
-    ap.add_argument("--db", default="", help="database file for the in-process run (default: a temp file)")
-    ap.add_argument("--limit", type=int, default=0, help="use only the first N samples")
-    ap.add_argument("--json", default="", help="also write the results as JSON to this file ('-' for stdout)")
-    ap.add_argument("--misses", action="store_true", help="print the questions missed at 10")
+    ap.add_argument("path", help=t("cli.help.locomo_path"))
+    ap.add_argument("--categories", default="1,2,3,4", help=t("cli.help.locomo_categories"))
+    add_run_arguments(ap)
+    ap.add_argument("--limit", type=int, default=0, help=t("cli.help.locomo_limit"))
+    ap.add_argument("--misses", action="store_true", help=t("cli.help.locomo_misses"))
     args = ap.parse_args(argv)
 
     cats = {int(c) for c in args.categories.split(",") if c.strip()}

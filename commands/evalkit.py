@@ -4,6 +4,7 @@ ablation switches, and small metric helpers. Used by eval_locomo.py and eval_bil
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import math
@@ -19,6 +20,17 @@ from i18n_messages import t
 TECHNIQUES = ("facts", "auto_entities", "query_split", "rerank", "supersession", "crosslingual",
               "lexical_precision", "cooccurs", "context_expansion")
 LANE_NAMES = ("vector", "graph", "meta", "entity")
+
+
+def add_run_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options both evaluations share: lanes, ablation switches, the backend, JSON output."""
+    ap.add_argument("--lanes", default="", help=t("cli.help.eval_lanes"))
+    ap.add_argument("--disable", default="", help=t("cli.help.eval_disable", techniques=", ".join(TECHNIQUES)))
+    ap.add_argument("--enable", default="", help=t("cli.help.eval_enable"))
+    ap.add_argument("--url", default="", help=t("cli.help.eval_url"))
+    ap.add_argument("--token", default="", help=t("cli.help.eval_token"))
+    ap.add_argument("--db", default="", help=t("cli.help.eval_db"))
+    ap.add_argument("--json", default="", help=t("cli.help.eval_json"))
 
 
 def parse_list(raw: str | None, allowed: Sequence[str], what: str) -> list[str]:

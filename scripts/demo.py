@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import _alias  # noqa: F401 - puts the checkout's root on sys.path
 
-from config import load_config  # noqa: E402
-from i18n_messages import t  # noqa: E402
-from memory import Memory  # noqa: E402
+from config import load_config
+from i18n_messages import t
+from memory import Memory
 
 
 def main() -> int:

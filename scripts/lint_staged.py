@@ -15,9 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import _alias  # noqa: F401 - puts the checkout's root on sys.path
 
-from i18n_messages import t  # noqa: E402
+from i18n_messages import t
 
 # The modules `make lint` type-checks; keep the two lists the same.
 CORE_MODULES = ("mcp_server.py", "memory.py", "config.py", "embedder.py", "entity_resolve.py", "validate.py", "errors.py",

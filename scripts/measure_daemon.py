@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import _alias  # noqa: F401 - puts the checkout's root on sys.path
 
-from i18n_messages import t  # noqa: E402
+from i18n_messages import t
 
 ROOT = Path(__file__).resolve().parent.parent
 READY = re.compile(r"🟢 .*http://\S+:\d+")

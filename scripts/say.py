@@ -7,11 +7,10 @@ from MEMLANE_LANG, then LC_ALL, then LANG.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import _alias  # noqa: F401 - puts the checkout's root on sys.path
 
-from i18n_messages import t  # noqa: E402
+from i18n_messages import t
 
 
 def main(argv: list[str]) -> int:

@@ -25,12 +25,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import _alias  # noqa: F401 - puts the checkout's root on sys.path
 
-from i18n_messages import t  # noqa: E402
+from i18n_messages import t
 
 SYNC_SUFFIXES = (".py", ".sql", ".sh")
-SYNC_DIRS = ("scripts", "api")  # besides the top level; mapped to the same relative place
+SYNC_DIRS = ("scripts", "api", "commands")  # besides the top level; mapped to the same relative place
+SYNC_NAMES = ("memlane",)  # top-level files without a suffix: the command-line launcher
 BACKUP_DIR = ".sync-backups"
 KEEP_BACKUPS = 5
 SKIP_MARK = "[skip-sync]"
@@ -64,8 +65,11 @@ class SyncResult:
 
 
 def is_syncable(path: str) -> bool:
-    """True for code the live installation runs: .py/.sql/.sh at the top level, in scripts/ or api/."""
+    """True for code the live installation runs: .py/.sql/.sh at the top level, in scripts/, api/ or
+    commands/, and the ./memlane launcher."""
     p = PurePosixPath(path)
+    if path in SYNC_NAMES:
+        return True
     if p.suffix not in SYNC_SUFFIXES:
         return False
     parts = p.parts

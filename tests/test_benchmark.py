@@ -86,8 +86,7 @@ def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:
 
 
 def test_corpus_is_deterministic_and_bilingual() -> None:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import benchmark as b
+    from commands import benchmark as b
 
     a = [b.make_item(i, 7) for i in range(300)]
     assert a == [b.make_item(i, 7) for i in range(300)]

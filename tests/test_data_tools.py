@@ -18,8 +18,7 @@ from config import load_config
 from memory import Memory, connect
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = ROOT / "scripts"
-sys.path.insert(0, str(SCRIPTS))
+SCRIPTS = ROOT / "scripts"  # the old paths, aliases of the memlane commands
 
 
 def script(name: str, *args: str, home: Path, db: Path | None = None, lang: str = "en",
@@ -299,7 +298,7 @@ MCP_JSONL = [
 
 
 def test_mcp_memory_import_is_faithful_and_idempotent(tmp_path, e5) -> None:
-    import import_mcp_memory
+    from commands import import_mcp_memory
 
     lines = [json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in MCP_JSONL] + [b"[1, 2]\n"]
     with Memory(tmp_path / "m.db", config=load_config({"HOME": str(tmp_path)}), embedder=e5,
@@ -319,7 +318,7 @@ def test_mcp_memory_import_is_faithful_and_idempotent(tmp_path, e5) -> None:
 
 
 def test_holdings_csv(tmp_path, e5) -> None:
-    import import_holdings
+    from commands import import_holdings
 
     csv_text = ("代码,名称,数量,成本,日期\n"
                 "sh600089,特变电工,1000,18.96,2024-01-05\n"

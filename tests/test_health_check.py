@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import socket
@@ -20,19 +19,15 @@ import numpy as np
 import pytest
 from daemon_util import Daemon, mcp_session, running_daemon, start_daemon
 
+from commands import health_check as hc
 from config import load_config
 from memory import Memory, connect
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "scripts" / "health_check.py"
+SCRIPT = ROOT / "scripts" / "health_check.py"  # the path the service files run (an alias of memlane health)
 TOKEN = "health-token"
 ORPHAN_ROWID = 987_654_321
 
-_spec = importlib.util.spec_from_file_location("health_check", SCRIPT)
-assert _spec and _spec.loader
-hc = importlib.util.module_from_spec(_spec)
-sys.modules["health_check"] = hc  # dataclasses look their module up there
-_spec.loader.exec_module(hc)
 
 # Words that only the chosen language's text contains, for the lines every run prints.
 WORDS = {

@@ -24,6 +24,7 @@ HOOK_FILES = (
     ".githooks/post-merge",
     "scripts/sync_live.py",
     "scripts/lint_staged.py",
+    "scripts/_alias.py",
     "i18n_messages.py",
     "pyproject.toml",
 )
@@ -311,6 +312,8 @@ def test_pre_commit_without_linters_says_so_and_lets_the_commit_through(repo: Re
     ("api/memlane_client.py", True), ("README.md", False), ("config.toml", False), ("memory.db", False),
     ("tests/test_x.py", False), ("api/tests/test_c.py", False), ("scripts/test_x.py", False),
     ("conftest.py", False), ("docs/x.py", False), (".githooks/x.sh", False), ("dashboard/app.py", False),
+    ("cli.py", True), ("commands/backup.py", True), ("commands/tests/test_x.py", False), ("memlane", True),
+    ("scripts/memlane", False), ("Makefile", False),
 ])
 def test_is_syncable(path: str, expected: bool) -> None:
     assert sync_live.is_syncable(path) is expected

