@@ -2,8 +2,8 @@
 
 The daemon mounts it with `routes += Dashboard(memory, config, token=token).routes()`. Writes go through
 Memory's public methods (update, forget, rename_namespace); the read views that have no Memory method
-(a memory's facts and relations, health series, namespace counts, export) are plain read-only SQL here,
-on Memory's per-thread reader connection. Every list is bounded and paginated.
+(a memory's facts and relations, health series, namespace counts) are the store's public listings
+(store/sqlite_browse.py), and the export is Memory's portable JSONL. Every list is bounded and paginated.
 
 Auth: with a token set, every /ui path but /ui/login needs the bearer token or a session cookie. The
 cookie is an HMAC of the token (stateless, so it survives a daemon restart and dies with a new token);
@@ -18,13 +18,14 @@ import json
 import logging
 import math
 import secrets
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from http.cookies import SimpleCookie
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
@@ -36,6 +37,7 @@ from starlette.types import Scope
 
 import i18n_messages as i18n
 import memory as memory_module
+import portable
 import validate as v
 from config import Config
 from errors import InvalidArgument, MemlaneError, NotFound, TooLarge
@@ -50,7 +52,8 @@ MAX_BODY = 256 * 1024  # content is ≤ 32,768 chars; 256 KiB leaves room for me
 HISTORY_MAX = 200  # versions shown for one memory (the newest)
 DETAIL_MAX = 200  # entities, facts, relations shown for one memory
 LOG_SCAN_MAX = 200_000  # recall_log rows read for one latency plot
-EXPORT_BATCH = 500
+EXPORT_SPOOL_RAM = 8 * 1024 * 1024  # an export larger than this spools to a temporary file
+EXPORT_BLOCK = 64 * 1024
 STATUS = {"invalid_argument": 400, "not_found": 404, "too_large": 413, "conflict": 409,
           "unavailable": 503, "internal": 500}
 
@@ -325,11 +328,9 @@ class Dashboard:
     async def api_meta(self, request: Request) -> dict[str, Any]:
         mem = self.memory
 
-        def names() -> list[str]:  # the first page only: the header's suggestions, not a full listing
-            return [r[0] for r in mem._reader().execute(
-                "select distinct namespace from chunks order by 1 limit ?", (PAGE_MAX,))]
-
-        return {"lang": self.lang, "version": memory_module.__version__, "namespaces": await run_in_threadpool(names),
+        # The first page only: the header's suggestions, not a full listing.
+        names = await run_in_threadpool(mem.store.namespaces, PAGE_MAX)
+        return {"lang": self.lang, "version": memory_module.__version__, "namespaces": names,
                 "embedder": {"model": mem.embedder.model, "dim": mem.embedder.dim}, "auth": bool(self.token),
                 "page_max": PAGE_MAX}
 
@@ -351,14 +352,9 @@ class Dashboard:
         live = not _flag(_q(request, "all"), "all")
 
         def run() -> dict[str, Any]:
-            db = self.memory._reader()
-            rows = db.execute(
-                "select seq, id, substr(content, 1, 300), source, tags, created_at, valid_until from chunks "
-                f"where namespace = ? and kind = 'memory' and seq < ?{' and valid_until is null' if live else ''} "
-                "order by seq desc limit ?", (ns, before, limit + 1)).fetchall()
-            items = [_json_cols({"chunk_id": r[1], "content": r[2], "source": r[3], "tags": r[4],
-                                 "created_at": r[5], "valid_until": r[6]}, "tags") for r in rows[:limit]]
-            return {"items": items, "next": rows[limit - 1][0] if len(rows) > limit else None}
+            page = self.memory.store.memories_page(ns, before=before, limit=limit, live_only=live)
+            page["items"] = [_json_cols(x, "tags") for x in page["items"]]
+            return page
 
         return await run_in_threadpool(run)
 
@@ -369,38 +365,12 @@ class Dashboard:
 
     def _memory_detail(self, ns: str, cid: str) -> dict[str, Any]:
         mem = self.memory
-        db = mem._reader()
-        cols = ("seq", "id", "namespace", "content", "source", "importance", "tags", "metadata", "lang", "kind",
-                "parent_id", "created_at", "valid_from", "valid_until", "previous_id", "superseded_by",
-                "forgotten_reason")
-        row = db.execute(f"select {', '.join(cols)} from chunks where id = ? and namespace = ?", (cid, ns)).fetchone()
-        if not row:
+        detail = mem.store.memory_detail(ns, cid, DETAIL_MAX)
+        if detail is None:
             raise NotFound("nf.chunk", id=cid, namespace=ns)
-        chunk = _json_cols(dict(zip(cols, row, strict=True)), "tags", "metadata")
-        seq = chunk.pop("seq")
-        chunk["chunk_id"] = chunk.pop("id")
-        chunk["embedding"] = ("queued" if db.execute("select 1 from embed_queue where chunk_seq = ?", (seq,)).fetchone()
-                              else "done" if db.execute("select 1 from chunk_vec where rowid = ?", (seq,)).fetchone()
-                              else "missing")
-        entities = [{"id": r[0], "name": r[1], "kind": r[2]} for r in db.execute(
-            "select e.id, e.name, e.kind from chunk_entities ce join entities e on e.id = ce.entity_id "
-            "where ce.chunk_seq = ? order by e.name limit ?", (seq, DETAIL_MAX))]
-        facts = [{"chunk_id": r[0], "content": r[1], "valid_from": r[2], "valid_until": r[3]} for r in db.execute(
-            "select id, content, valid_from, valid_until from chunks where parent_id = ? and kind = 'fact' "
-            "order by seq limit ?", (cid, DETAIL_MAX))]
-        ent_ids = [e["id"] for e in entities]
-        marks = ",".join("?" * len(ent_ids)) or "null"
-        relations = [{"relation_id": r[0], "subject": r[1], "predicate": r[2], "object": r[3], "confidence": r[4],
-                      "valid_from": r[5], "valid_until": r[6], "evidence": r[7] == cid} for r in db.execute(
-            "select r.id, s.name, r.predicate, o.name, r.confidence, r.valid_from, r.valid_until, r.chunk_id "
-            "from relations r join entities s on s.id = r.subject_id join entities o on o.id = r.object_id "
-            f"where r.namespace = ? and (r.chunk_id = ? or (r.valid_until is null and "
-            f"(r.subject_id in ({marks}) or r.object_id in ({marks})))) "
-            "order by (r.chunk_id = ?) desc, r.confidence desc, r.id limit ?",
-            (ns, cid, *ent_ids, *ent_ids, cid, DETAIL_MAX))]
+        _json_cols(detail["memory"], "tags", "metadata")
         versions = mem.history(cid, namespace=ns)["versions"]
-        return {"memory": chunk, "entities": entities, "facts": facts, "relations": relations,
-                "versions": versions[-HISTORY_MAX:], "versions_total": len(versions),
+        return {**detail, "versions": versions[-HISTORY_MAX:], "versions_total": len(versions),
                 "current_id": next((x["chunk_id"] for x in reversed(versions) if not x["valid_until"]), None)}
 
     async def api_update(self, request: Request) -> dict[str, Any]:
@@ -430,10 +400,11 @@ class Dashboard:
             current = next((x["chunk_id"] for x in reversed(versions) if not x["valid_until"]), None)
             if current is None:  # the whole chain was forgotten; update() would refuse, and say why
                 current = versions[-1]["chunk_id"]
-            row = mem._reader().execute("select tags, metadata, source, importance from chunks where id = ?",
-                                        (version_id,)).fetchone()
-            return mem.update(current, old["content"], namespace=ns, tags=json.loads(row[0]),
-                              metadata=json.loads(row[1]), source=row[2], importance=row[3])
+            row = mem.store.chunk_fields(version_id)
+            if row is None:  # history() just listed it and chunks are never deleted; kept for the type
+                raise NotFound("ui.restore_not_in_chain", version=version_id, id=cid)
+            return mem.update(current, old["content"], namespace=ns, tags=json.loads(row["tags"]),
+                              metadata=json.loads(row["metadata"]), source=row["source"], importance=row["importance"])
 
         return await run_in_threadpool(run)
 
@@ -448,15 +419,7 @@ class Dashboard:
         def run() -> dict[str, Any]:
             import entity_resolve as er
 
-            db = self.memory._reader()
-            pat = er.norm(prefix)
-            like = f"%{pat.replace(chr(92), chr(92) * 2).replace('%', chr(92) + '%').replace('_', chr(92) + '_')}%"
-            rows = db.execute(
-                "select e.id, e.name, e.kind, e.norm, (select count(*) from chunk_entities ce where ce.entity_id = e.id) "
-                "from entities e where e.namespace = ? and e.norm like ? escape '\\' and e.norm > ? "
-                "order by e.norm limit ?", (ns, like, after, limit + 1)).fetchall()
-            items = [{"id": r[0], "name": r[1], "kind": r[2], "chunks": r[4]} for r in rows[:limit]]
-            return {"items": items, "next": rows[limit - 1][3] if len(rows) > limit else None}
+            return self.memory.store.entities_page(ns, er.norm(prefix), after=after, limit=limit)
 
         return await run_in_threadpool(run)
 
@@ -477,54 +440,23 @@ class Dashboard:
     def _health(self, ns: str | None, days: int) -> dict[str, Any]:
         mem = self.memory
         stats = mem.stats(namespace=ns)
-        db = mem._reader()
-        nsq, nsa = (" and namespace = ?", [ns]) if ns else ("", [])
-        since = _since_iso(24 * days)
         width = 13 if days <= 2 else 10  # bucket by hour (YYYY-MM-DDTHH) or by day (YYYY-MM-DD)
-        buckets: dict[str, list[float]] = {}
-        for bucket, took in db.execute(
-                f"select substr(created_at, 1, {width}), took_ms from recall_log where created_at >= ?{nsq} "
-                f"and skipped is null order by created_at limit {LOG_SCAN_MAX}", [since, *nsa]):
-            buckets.setdefault(bucket, []).append(took)
+        act = mem.store.activity(ns, since=_since_iso(24 * days), bucket_width=width, scan_limit=LOG_SCAN_MAX,
+                                 growth_since=_since_iso(24 * 90), log_since=_since_iso(24))
         latency = [{"t": b, "calls": len(xs), "p50_ms": _percentile(xs, 0.5), "p95_ms": _percentile(xs, 0.95)}
-                   for b, xs in sorted(buckets.items())]
-        g_since = _since_iso(24 * 90)
-        before = db.execute(f"select count(*) from chunks where created_at < ?{nsq}", [g_since, *nsa]).fetchone()[0]
-        growth, total = [], before
-        for day, n in db.execute(f"select substr(created_at, 1, 10) d, count(*) from chunks where created_at >= ?{nsq} "
-                                 "group by d order by d limit 100", [g_since, *nsa]):
-            total += n
-            growth.append({"day": day, "added": n, "total": total})
-        kinds = [{"kind": k, "count": n} for k, n in db.execute(
-            f"select kind, count(*) from entities where 1{nsq} group by kind order by 2 desc, 1 limit 50", nsa)]
-        qrow = db.execute("select count(*), min(enqueued_at), count(*) filter (where attempts > 0), "
-                          "max(attempts) from embed_queue").fetchone()
-        errors = [r[0] for r in db.execute("select distinct last_error from embed_queue where last_error is not null "
-                                           "limit 5")]
-        day = _since_iso(24)
-        cols = "created_at, namespace, query, took_ms, hit_count, lanes_json"
-
-        def logrows(sql: str) -> list[dict[str, Any]]:
-            return [_json_cols(dict(zip(("created_at", "namespace", "query", "took_ms", "hits", "lanes"), r, strict=True)), "lanes")
-                    for r in db.execute(sql, [day, *nsa])]
-
-        slowest = logrows(f"select {cols} from recall_log where created_at >= ?{nsq} and skipped is null "
-                          "order by took_ms desc limit 20")
-        empty = logrows(f"select {cols} from recall_log where created_at >= ?{nsq} and hit_count = 0 "
-                        "order by created_at desc limit 20")
+                   for b, xs in sorted(act["latency"].items())]
         facts = {
-            "status": "degraded" if qrow[2] else "ok",  # degraded: embeddings are failing (see queue.errors)
+            "status": "degraded" if act["queue"]["failing"] else "ok",  # embeddings are failing (see queue.errors)
             "version": stats["version"], "schema_version": stats["schema_version"],
             "db_path": str(mem.path), "db_bytes": stats["db_bytes"], "embedder": stats["embedder"],
             "chunks": stats["chunks"], "live_chunks": stats["live_chunks"], "vectors": stats["vectors"],
             "entities": stats["entities"], "relations": stats["relations"],
             "namespaces": len(stats["namespaces"]), "recall_24h": stats["recall_24h"],
         }
-        return {"facts": facts, "latency": latency, "bucket": "hour" if width == 13 else "day", "growth": growth,
-                "entity_kinds": kinds,
-                "queue": {"pending": qrow[0], "oldest": qrow[1], "failing": qrow[2], "max_attempts": qrow[3] or 0,
-                          "errors": errors},
-                "slowest_24h": slowest, "empty_24h": empty}
+        return {"facts": facts, "latency": latency, "bucket": "hour" if width == 13 else "day",
+                "growth": act["growth"], "entity_kinds": act["entity_kinds"], "queue": act["queue"],
+                "slowest_24h": [_json_cols(r, "lanes") for r in act["slowest"]],
+                "empty_24h": [_json_cols(r, "lanes") for r in act["empty"]]}
 
     # ------------------------------------------------------------ API: namespaces
 
@@ -532,23 +464,7 @@ class Dashboard:
         limit = _page(request)
         after = request.query_params.get("after", "")
 
-        def run() -> dict[str, Any]:
-            db = self.memory._reader()
-            rows = db.execute(
-                "select namespace, count(*), count(*) filter (where valid_until is null) from chunks "
-                "where namespace > ? group by namespace order by namespace limit ?", (after, limit + 1)).fetchall()
-            page = rows[:limit]
-            names = [r[0] for r in page]
-            marks = ",".join("?" * len(names)) or "null"
-            ents = dict(db.execute(f"select namespace, count(*) from entities where namespace in ({marks}) "
-                                   "group by namespace", names).fetchall())
-            rels = dict(db.execute(f"select namespace, count(*) from relations where namespace in ({marks}) "
-                                   "and valid_until is null group by namespace", names).fetchall())
-            items = [{"namespace": n, "chunks": c, "live_chunks": lc, "entities": ents.get(n, 0),
-                      "relations": rels.get(n, 0)} for n, c, lc in page]
-            return {"items": items, "next": page[-1][0] if len(rows) > limit else None}
-
-        return await run_in_threadpool(run)
+        return await run_in_threadpool(lambda: self.memory.store.namespaces_page(after=after, limit=limit))
 
     async def api_rename(self, request: Request) -> dict[str, Any]:
         body = await self._body(request, ("new",))
@@ -558,54 +474,34 @@ class Dashboard:
     async def api_export(self, request: Request) -> Response:
         ns = v.namespace_arg(request.path_params["ns"])
         mem = self.memory
-        if not await run_in_threadpool(
-                lambda: mem._reader().execute("select 1 from chunks where namespace = ? limit 1", (ns,)).fetchone()):
+        if not await run_in_threadpool(mem.store.has_namespace, ns):
             raise NotFound("ui.rename_missing", namespace=ns)
-        return StreamingResponse(self._export_lines(ns), media_type="application/x-ndjson", headers={
+        spool = await run_in_threadpool(self._export_spool, ns)
+        return StreamingResponse(_spooled_lines(spool), media_type="application/x-ndjson", headers={
             "content-disposition": f'attachment; filename="memlane-{ns}.jsonl"', "cache-control": "no-store"})
 
-    def _export_lines(self, ns: str) -> Iterator[str]:
-        """Every memory version, entity and relation of one namespace as JSON lines, read in keyset batches."""
-        cols = ("seq", "id", "content", "source", "importance", "tags", "metadata", "lang", "kind", "parent_id",
-                "created_at", "valid_from", "valid_until", "previous_id", "superseded_by", "forgotten_reason")
-        last = 0
-        while True:  # bounded: each batch advances `last`; no cursor is held across a yield
-            rows = self.memory._reader().execute(
-                f"select {', '.join(cols)} from chunks where namespace = ? and seq > ? order by seq limit ?",
-                (ns, last, EXPORT_BATCH)).fetchall()
-            if not rows:
-                break
-            last = rows[-1][0]
-            for r in rows:
-                rec = _json_cols(dict(zip(cols, r, strict=True)), "tags", "metadata")
-                rec.pop("seq")
-                yield json.dumps({"type": "memory", "namespace": ns, **rec}, ensure_ascii=False) + "\n"
-        after = ""
-        while True:
-            rows = self.memory._reader().execute(
-                "select e.id, e.name, e.kind, e.created_at, (select json_group_array(a.alias) from entity_aliases a "
-                "where a.entity_id = e.id) from entities e where e.namespace = ? and e.id > ? order by e.id limit ?",
-                (ns, after, EXPORT_BATCH)).fetchall()
-            if not rows:
-                break
-            after = rows[-1][0]
-            for r in rows:
-                yield json.dumps({"type": "entity", "namespace": ns, "id": r[0], "name": r[1], "kind": r[2],
-                                  "created_at": r[3], "aliases": json.loads(r[4])}, ensure_ascii=False) + "\n"
-        after = ""
-        while True:
-            rows = self.memory._reader().execute(
-                "select r.id, s.name, r.predicate, o.name, r.confidence, r.chunk_id, r.created_at, r.valid_from, "
-                "r.valid_until, r.forgotten_reason from relations r join entities s on s.id = r.subject_id "
-                "join entities o on o.id = r.object_id where r.namespace = ? and r.id > ? order by r.id limit ?",
-                (ns, after, EXPORT_BATCH)).fetchall()
-            if not rows:
-                break
-            after = rows[-1][0]
-            for r in rows:
-                yield json.dumps(dict(zip(("id", "subject", "predicate", "object", "confidence", "chunk_id",
-                                           "created_at", "valid_from", "valid_until", "forgotten_reason"), r, strict=True),
-                                      type="relation", namespace=ns), ensure_ascii=False) + "\n"
+    def _export_spool(self, ns: str) -> IO[bytes]:
+        """One namespace in the portable JSONL format (portable.py), written whole on this worker thread.
+
+        The export keeps cursors open on this thread's reader; writing it out here, not while the browser
+        downloads, means no other thread shares that connection and a slow download pins no WAL snapshot.
+        A failure is an error status, not a cut-off file sent with 200."""
+        spool = tempfile.SpooledTemporaryFile(max_size=EXPORT_SPOOL_RAM)
+        try:
+            for rec in self.memory.export_records(namespace=ns):
+                spool.write((portable.dumps(rec) + "\n").encode("utf-8"))
+            spool.seek(0)
+        except BaseException:
+            spool.close()
+            raise
+        return spool
+
+
+def _spooled_lines(spool: IO[bytes]) -> Iterator[bytes]:
+    """The spooled export in blocks, closing (and so deleting) it when done or when the client goes away."""
+    with spool:
+        while block := spool.read(EXPORT_BLOCK):
+            yield block
 
 
 class _GuardedStatic(StaticFiles):

@@ -39,7 +39,8 @@ def rerank(store: Store, plan: Plan, scores: dict[int, float]) -> dict[int, floa
         # A superseded memory ranks just below the memory that superseded it, when both are here.
         by_id = {rows[s][3]: s for s in top if s in rows}
         for seq in top:
-            newer = by_id.get(rows[seq][2]) if seq in rows and rows[seq][2] else None
+            successor = rows[seq][2] if seq in rows else None
+            newer = by_id.get(successor) if successor else None
             if newer is not None and out[seq] >= out[newer]:
                 out[seq] = out[newer] - 1e-6
     return out

@@ -100,8 +100,9 @@ class Store(Protocol):
     def set_meta(self, tx: Any, values: dict[str, str]) -> None: ...
 
     # ---- candidate lists (recall)
-    def nearest(self, flt: Filter, qv: np.ndarray, k: int) -> Neighbours:
-        """The k nearest vectors that pass `flt` (the engine picks exact or approximate search)."""
+    def nearest(self, flt: Filter, qv: np.ndarray, k: int, depth: int | None = None) -> Neighbours:
+        """The k nearest vectors that pass `flt`; the engine picks exact or approximate search (an
+        approximate pass returns its `depth` best, with Neighbours.exact False)."""
         ...
 
     def text_top(self, flt: Filter, field: str, words: Sequence[str], depth: int) -> list[int]:
@@ -112,7 +113,7 @@ class Store(Protocol):
         """(chunks indexed, document frequency per word, which of `seqs` contain each word)."""
         ...
 
-    def short_cjk_rows(self, flt: Filter, words: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
+    def short_cjk_rows(self, flt: Filter, words: Sequence[str], limit: int = 20_000) -> list[tuple[Any, ...]]:
         """Chunks containing any 2-character CJK word: (seq, has word 1, has word 2, …)."""
         ...
 

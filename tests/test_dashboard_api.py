@@ -141,8 +141,10 @@ def test_namespaces_export_and_rename(api: httpx.Client) -> None:
     assert [n["namespace"] for n in items] == ["default", "side"]
     r = api.get("/ui/api/namespaces/side/export")
     assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
-    lines = [json.loads(x) for x in r.text.splitlines()]
-    assert [x["content"] for x in lines if x["type"] == "memory"] == ["The side project ships in March."]
+    lines = [json.loads(x) for x in r.text.splitlines()]  # the portable format (portable.py)
+    assert lines[0]["type"] == "header" and lines[-1]["type"] == "end"
+    assert [x["content"] for x in lines if x["type"] == "chunk"] == ["The side project ships in March."]
+    assert {x.get("namespace", x.get("name")) for x in lines[1:-1]} == {"side"}
     r = api.post("/ui/api/namespaces/side/rename", json={"new": "side-renamed"})
     assert r.status_code == 200 and r.json()["moved"]["chunks"] == 1 and r.json()["moved"]["vectors"] == 1
     assert api.post("/ui/api/namespaces/side-renamed/rename", json={"new": "default"}).status_code == 409
