@@ -99,6 +99,17 @@ class Store(Protocol):
 
     def set_meta(self, tx: Any, values: dict[str, str]) -> None: ...
 
+    migrations_applied: list[int]  # schema versions this open applied
+
+    def check_writable(self) -> None:
+        """Refuse at start, not at the first write, when the database cannot be written."""
+        ...
+
+    def center(self) -> np.ndarray:
+        """The centre of the coarse vector codes for this store's model (computed on first use, outside
+        any transaction: it may embed)."""
+        ...
+
     # ---- candidate lists (recall)
     def nearest(self, flt: Filter, qv: np.ndarray, k: int, depth: int | None = None) -> Neighbours:
         """The k nearest vectors that pass `flt`; the engine picks exact or approximate search (an
@@ -190,6 +201,30 @@ class Store(Protocol):
 
     def link_entity(self, tx: Any, seq: int, entity_id: str) -> None: ...
 
+    def chunk_entities(self, tx: Any, chunk_id: str) -> list[dict[str, Any]]:
+        """The entities a chunk links to: {id, name, kind}; `tx` may be None (read outside a write)."""
+        ...
+
+    def chunk_entity_kinds(self, tx: Any, seq: int) -> list[tuple[str, str]]: ...
+
+    def embedding_state(self, tx: Any, chunk_id: str) -> str:
+        """'queued' while the chunk waits for its vector, else 'done'."""
+        ...
+
+    def chunk_exists(self, tx: Any, chunk_id: str, namespace: str) -> bool: ...
+
+    def chunk_row(self, tx: Any, chunk_id: str, namespace: str) -> dict[str, Any] | None:
+        """seq, source, importance, tags, metadata, valid_until and kind of one version."""
+        ...
+
+    def successor(self, tx: Any, chunk_id: str) -> str | None:
+        """The id of the version that replaced this one."""
+        ...
+
+    def relation_closed_at(self, tx: Any, relation_id: str, namespace: str) -> tuple[bool, str | None]: ...
+
+    def close_relation(self, tx: Any, relation_id: str, now: str, reason: str | None) -> None: ...
+
     def bump_cooccur(self, tx: Any, namespace: str, a: str, b: str, now: str) -> None: ...
 
     def upsert_relation(self, tx: Any, namespace: str, subject_id: str, predicate: str, object_id: str,
@@ -203,12 +238,45 @@ class Store(Protocol):
         """Store vectors of chunks still queued and dequeue them; returns the seqs written."""
         ...
 
-    def move_namespace(self, src: str, dst: str) -> dict[str, int]: ...
+    def move_namespace(self, src: str, dst: str) -> dict[str, int]:
+        """Move every row of `src` to the empty namespace `dst` in one transaction; rows moved per table."""
+        ...
+
+    # ---- supersession (inside the embedding batch's transaction)
+    def memory_vector(self, tx: Any, seq: int) -> tuple[str, str, str, str, bytes] | None:
+        """(id, namespace, content, valid_from, vector) of a live memory that has its vector."""
+        ...
+
+    def nearest_live(self, tx: Any, vec: bytes, namespace: str, lang: str, k: int) -> list[tuple[int, float]]: ...
+
+    def older_current(self, tx: Any, seq: int, before: str) -> tuple[str, str] | None:
+        """(id, content) of a live, not yet superseded memory that started before `before`."""
+        ...
+
+    def mark_superseded(self, tx: Any, old_id: str, new_id_: str) -> None: ...
+
+    # ---- history, graph, stats
+    def version_chain(self, namespace: str, chunk_id: str) -> list[dict[str, Any]] | None:
+        """Every version of the chain `chunk_id` belongs to, oldest first; None when it is not there."""
+        ...
+
+    def find_entity(self, namespace: str, name: str, key: str) -> tuple[str, str, str] | None:
+        """(id, name, kind) of the entity with this id, else the one answering to the normalized name."""
+        ...
+
+    def neighbourhood(self, namespace: str, root: tuple[str, str, str], root_key: str, depth: int,
+                      predicates: Sequence[str], limit: int, as_of: str | None) -> dict[str, Any]:
+        """memory_graph_query's result: root, nodes, edges, truncated."""
+        ...
+
+    def counts(self, namespace: str | None, since: str) -> dict[str, Any]:
+        """memory_stats before formatting: counts, size, and recall latencies since `since`."""
+        ...
 
     # ---- the embedding queue
     def queued(self, limit: int) -> list[QueuedChunk]: ...
 
-    def pending(self) -> int: ...
+    def pending(self, namespace: str | None = None) -> int: ...
 
     def embed_failed(self, seqs: Sequence[int], error: str) -> None: ...
 
