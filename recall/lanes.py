@@ -91,6 +91,16 @@ def bridge(store: Store, plan: Plan, vec: LaneResult) -> list[int]:
     return xl.bridge_rank([(s, contents[s]) for s in seqs if s in contents], groups, BRIDGE_COVERAGE)
 
 
+def with_bridge(store: Store, plan: Plan, lexical: LaneResult, vec: LaneResult) -> LaneResult:
+    """The meta lane's final list: its lexical matches fused by RRF with the bridge's finds (translated
+    query words in the vector candidates). Runs once both lanes are in; `ms` stays the lexical part's."""
+    found = bridge(store, plan, vec)
+    if not found:
+        return lexical
+    seqs = rrf_merge([x for x in (lexical.seqs, found) if x])[: plan.depth]
+    return LaneResult(seqs, lexical.ms, lexical.matched_entities, None)
+
+
 def specific(store: Store, namespace: str, entity_ids: list[str]) -> set[str]:
     """The entities that are not in a quarter or more of the namespace's live memories."""
     if not entity_ids:

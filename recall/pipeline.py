@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from recall import hydrate, lanes, rank
-from recall.fusion import RRF_K, Fused, LaneResult, fuse_lanes, fuse_parts, rrf_merge
+from recall.fusion import RRF_K, Fused, LaneResult, fuse_lanes, fuse_parts
 from recall.query import LANES, Plan
 from store.protocol import Store
 
@@ -65,11 +65,7 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
         if name in want:
             results[name] = fut.result()
     if plan.cfg.crosslingual and "meta" in results and vec is not None:
-        # Translated query words found in vector candidates join the lexical list.
-        found = lanes.bridge(store, plan, vec)
-        if found:
-            meta = results["meta"]
-            meta.seqs = rrf_merge([x for x in (meta.seqs, found) if x])[: plan.depth]
+        results["meta"] = lanes.with_bridge(store, plan, results["meta"], vec)
     wall = (time.perf_counter() - t0) * 1000
     return {name: results[name] for name in LANES if name in results}, wall
 
