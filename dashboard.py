@@ -253,6 +253,8 @@ class Dashboard:
             data = json.loads(b"".join(chunks) or b"{}")
         except ValueError as exc:
             raise InvalidArgument("ui.bad_json", detail=str(exc)[:120]) from exc
+        except RecursionError:  # a body nested thousands deep; json.loads recurses per level
+            raise InvalidArgument("ui.json_too_deep") from None
         if not isinstance(data, dict):
             raise InvalidArgument("ui.bad_json", detail=type(data).__name__)
         extra = sorted(set(data) - set(allowed))

@@ -61,6 +61,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{name} is not an ISO-8601 time: {got}; use e.g. 2026-01-31T09:00:00+00:00",
         "zh": "{name} 不是 ISO-8601 时间：{got}；例如 2026-01-31T09:00:00+00:00",
     },
+    "arg.time_range": {
+        "en": "{name} {got} is outside the range of times memlane can store once converted to UTC; use a time between 0001-01-02 and 9999-12-30",
+        "zh": "{name} {got} 换算为 UTC 后超出 memlane 可存储的时间范围；请使用 0001-01-02 到 9999-12-30 之间的时间",
+    },
+    "arg.metadata_depth": {
+        "en": "metadata nests objects or lists more than {limit} levels deep; flatten it",
+        "zh": "metadata 中对象或列表的嵌套超过 {limit} 层，请减少嵌套",
+    },
     "arg.metadata_json": {
         "en": "metadata must be a JSON object; {detail}",
         "zh": "metadata 必须是 JSON 对象；{detail}",
@@ -922,6 +930,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "ui.bad_json": {
         "en": "the request body must be a JSON object ({detail}); fix it and retry",
         "zh": "请求体必须是 JSON 对象（{detail}），请修正后重试",
+    },
+    "ui.json_too_deep": {
+        "en": "the request body nests objects or lists too deeply to read; send flatter JSON",
+        "zh": "请求体中对象或列表嵌套过深，无法读取；请发送嵌套更少的 JSON",
     },
     "ui.restore_not_in_chain": {
         "en": "version {version} is not in the history of memory {id}; pick a version from this memory's history",
