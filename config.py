@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import sys
 from collections.abc import Mapping
@@ -81,6 +82,8 @@ class Config:
     extractor_timeout_ms: int = 10000
     extractor_retries: int = 2
     source_file: Path | None = field(default=None, compare=False)
+    # MEMLANE_* variables that name no key: ignored, and reported by env_warnings() (a service must start).
+    unknown_env: tuple[str, ...] = field(default=(), compare=False)
 
     def resolved_db_path(self) -> Path:
         return Path(os.path.expanduser(str(self.db_path)))
@@ -114,7 +117,7 @@ _FALSE = ("0", "false", "no", "off")
 
 
 def _fields() -> dict[str, dataclasses.Field[Any]]:
-    return {f.name: f for f in dataclasses.fields(Config) if f.name != "source_file"}
+    return {f.name: f for f in dataclasses.fields(Config) if f.name not in ("source_file", "unknown_env")}
 
 
 def _cast(key: str, raw: Any, where: str) -> Any:
@@ -200,19 +203,17 @@ def load_config(
     elif PREFIX + "CONFIG" in env:
         raise ConfigError("config.bad_file", path=str(path), detail="file not found")
 
-    # Unknown MEMLANE_* variables are errors too, so that a typo never silently does nothing.
+    # An unknown key in the file is an error (the user wrote it there on purpose); an unknown MEMLANE_*
+    # variable is only a warning, since the environment is shared and a service must still start.
     ignored = {PREFIX + "CONFIG"}
+    unknown_env: list[str] = []
     for name, raw in env.items():
         if not name.startswith(PREFIX) or name in ignored:
             continue
         key = name[len(PREFIX) :].lower()
         if key not in known:
-            raise ConfigError(
-                "config.unknown_key",
-                key=name,
-                where="environment",
-                known=", ".join(PREFIX + k.upper() for k in sorted(known)),
-            )
+            unknown_env.append(name)
+            continue
         values[key] = _cast(key, raw, "environment")
 
     for key, raw in (overrides or {}).items():
@@ -222,4 +223,18 @@ def load_config(
             raise ConfigError("config.unknown_key", key=key, where="arguments", known=", ".join(sorted(known)))
         values[key] = _cast(key, raw, "arguments") if isinstance(raw, str) else raw
 
-    return Config(**values, source_file=source_file)
+    return Config(**values, source_file=source_file, unknown_env=tuple(sorted(unknown_env)))
+
+
+def env_warnings(cfg: Config, lang: str | None = None) -> list[str]:
+    """One readable warning per ignored MEMLANE_* variable, naming the nearest known variable."""
+    import i18n_messages
+
+    keys = [k.upper() for k in (*_fields(), "config")]
+    out = []
+    for name in cfg.unknown_env:
+        # Compared without the shared prefix, which would make every name look alike.
+        near = difflib.get_close_matches(name[len(PREFIX):], keys, n=1, cutoff=0.6)
+        msg_id = "config.unknown_env_near" if near else "config.unknown_env"
+        out.append(i18n_messages.t(msg_id, lang, name=name, near=PREFIX + near[0] if near else ""))
+    return out

@@ -176,6 +176,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "unknown config key {key} in {where}; known keys: {known}",
         "zh": "{where} 中有未知配置项 {key}；可用配置项：{known}",
     },
+    "config.unknown_env_near": {
+        "en": "ignoring the environment variable {name}: memlane has no such setting. Did you mean {near}?",
+        "zh": "忽略环境变量 {name}：memlane 没有这个配置项。你是想用 {near} 吗？",
+    },
+    "config.unknown_env": {
+        "en": "ignoring the environment variable {name}: memlane has no such setting; see config.toml.example for the known ones",
+        "zh": "忽略环境变量 {name}：memlane 没有这个配置项；可用的配置项见 config.toml.example",
+    },
     "config.bad_bool": {
         "en": "config key {key} in {where} must be true or false, got {got}",
         "zh": "{where} 中的配置项 {key} 必须是 true 或 false，实际为 {got}",

@@ -46,7 +46,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import dashboard  # dashboard (issue 9)
 import i18n_messages
-from config import Config, load_config
+from config import Config, env_warnings, load_config
 from errors import InvalidArgument, MemlaneError, Unavailable
 from i18n_messages import t
 from memory import SCHEMA_VERSION, Memory, __version__
@@ -665,6 +665,8 @@ def main(argv: list[str] | None = None) -> int:
         lang = cfg.lang or i18n_messages.detect_lang()
         i18n_messages.set_lang(lang)
         setup_logging(cfg)
+        for warning in env_warnings(cfg, lang):
+            log.warning(warning)
         return run(cfg, lang)
     except MemlaneError as exc:
         print(exc.render(lang), file=sys.stderr, flush=True)

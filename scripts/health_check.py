@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx  # noqa: E402
 
 import i18n_messages  # noqa: E402
-from config import Config, load_config  # noqa: E402
+from config import Config, env_warnings, load_config  # noqa: E402
 from errors import MemlaneError  # noqa: E402
 from i18n_messages import t  # noqa: E402
 from memory import connect  # noqa: E402
@@ -373,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{MARK[RED]} {t('health.bad_config', lang, detail=exc.message(lang))}", flush=True)
         return EXIT[RED]
     lang = args.lang or cfg.lang or lang
+    for warning in env_warnings(cfg, lang):  # stderr, so that --json output stays one JSON document
+        print(f"{MARK[YELLOW]} {warning}", file=sys.stderr, flush=True)
     facts = gather(cfg, args.url, args.db, args.timeout, now)
     checks = assess(facts, lang)
     status = worst([c.level for c in checks])

@@ -4,6 +4,10 @@ on loopback (real SQLite file under tmp_path, real model). See docs/RELIABILITY.
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,9 +19,16 @@ from reliability_util import SyncSession
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
+ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "harden-token-7c1e"
 EXTREME_TIMES = ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"]
 DEEP = '{"a": ' * 3000 + "1" + "}" * 3000  # metadata as a JSON string nested 3,000 deep
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +108,23 @@ def test_an_id_with_a_trailing_newline_is_not_an_id(session: SyncSession) -> Non
     assert ok.ok
     out = session.call("memory_history", {"id": ok.data["chunk_id"] + "\n"})
     assert out.code == "invalid_argument", out.text
+
+
+# ---------------------------------------------------------------- 12: a stray MEMLANE_* variable
+
+
+def test_an_unknown_env_variable_warns_and_the_daemon_starts(tmp_path: Path) -> None:
+    with running_daemon(tmp_path, env={"MEMLANE_PORTT": "1"}) as d:
+        assert httpx.get(d.url + "/health", timeout=10).status_code == 200
+        assert any("MEMLANE_PORTT" in line and "Did you mean MEMLANE_PORT?" in line for line in d.lines), d.output()
+    with running_daemon(tmp_path, env={"MEMLANE_PORTT": "1"}, lang="zh") as d:
+        assert any("MEMLANE_PORTT" in line and "忽略环境变量" in line for line in d.lines), d.output()
+
+
+def test_an_unknown_env_variable_does_not_stop_the_health_check(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLANE_")}
+    env.update(HOME=str(tmp_path), MEMLANE_LANG="en", MEMLANE_PORTT="1", MEMLANE_PORT=str(_free_port()))
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "health_check.py")], env=env, cwd=str(ROOT),
+                         capture_output=True, text=True, encoding="utf-8", timeout=120)
+    assert "Did you mean MEMLANE_PORT?" in out.stderr, out.stderr + out.stdout
+    assert "daemon down" in out.stdout, out.stdout  # it ran its checks (nothing listens on that port)
