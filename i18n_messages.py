@@ -916,12 +916,20 @@ MESSAGES: dict[str, dict[str, str]] = {
     # (end of data)
     # --- ui (section owned by dashboard) ---
     "ui.login_required": {
-        "en": "sign in to the memlane dashboard first: open the login link the daemon printed at start (…/ui/login?token=…), or /ui/login?token=<your token> with the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token",
-        "zh": "请先登录 memlane 仪表盘：打开守护进程启动时打印的登录链接（…/ui/login?token=…），或使用 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌访问 /ui/login?token=<令牌>",
+        "en": "sign in to the memlane dashboard first: open the login link the daemon printed at start (…/ui/login?token=…), or enter the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token below",
+        "zh": "请先登录 memlane 仪表盘：打开守护进程启动时打印的登录链接（…/ui/login?token=…），或在下方输入 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌",
     },
     "ui.login_failed": {
-        "en": "this login link is wrong or was already used; open /ui/login?token=<your token> with the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token, or restart the daemon for a new link",
-        "zh": "此登录链接无效或已被使用；请使用 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌访问 /ui/login?token=<令牌>，或重启守护进程获取新链接",
+        "en": "this login link or token is wrong, or the link was already used; enter the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token below (never in a URL), or restart the daemon for a new link",
+        "zh": "登录链接或令牌无效，或链接已被使用；请在下方输入 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌（不要放进网址），或重启守护进程获取新链接",
+    },
+    "ui.token_label": {
+        "en": "Token (from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token)",
+        "zh": "令牌（来自 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token）",
+    },
+    "ui.sign_in": {
+        "en": "Sign in",
+        "zh": "登录",
     },
     "ui.login_url": {
         "en": "🔑 dashboard: open {url} to sign in (the link works once)",

@@ -612,6 +612,7 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             dash = dashboard.Dashboard(memory, cfg, token=token or "", lang=lang)
             app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports,
                                   extra_routes=dash.routes(), ui_allows=dash.guard_allows)
+            app = dash.secured(app)  # CSP and X-Frame-Options on every /ui response, the Guard's refusals too
             # --- end dashboard ---
             server = _Uvicorn(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                              timeout_graceful_shutdown=GRACEFUL_CLOSE_S,

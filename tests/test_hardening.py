@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -128,3 +129,86 @@ def test_an_unknown_env_variable_does_not_stop_the_health_check(tmp_path: Path) 
                          capture_output=True, text=True, encoding="utf-8", timeout=120)
     assert "Did you mean MEMLANE_PORT?" in out.stderr, out.stderr + out.stdout
     assert "daemon down" in out.stdout, out.stdout  # it ran its checks (nothing listens on that port)
+
+
+# ---------------------------------------------------------------- 6: framing and a strict CSP on every /ui response
+
+
+def _raw(d: Daemon, data: bytes, read: bool = True) -> bytes:
+    """Send raw bytes to the daemon on loopback; return what comes back until it closes (bounded)."""
+    with socket.create_connection(("127.0.0.1", d.port), timeout=10) as s:
+        s.sendall(data)
+        if not read:
+            return b""
+        out = b""
+        while len(out) < 1_000_000:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+        return out
+
+
+def test_every_ui_response_forbids_framing_and_inline_code(daemon: Daemon, api: httpx.Client) -> None:
+    anon = httpx.Client(base_url=daemon.url, timeout=30)
+    responses = [api.get("/ui/"), api.get("/ui/api/meta"), api.get("/ui/static/app.js"), api.get("/ui/nowhere"),
+                 anon.get("/ui/"), anon.get("/ui/api/meta"), anon.get("/ui/login?token=wrong"),
+                 anon.get("/ui/api/meta", headers={"Origin": "http://evil.example"}),
+                 anon.get("/ui/", headers={"Host": "evil.example"})]
+    assert {r.status_code for r in responses} == {200, 401, 403, 404, 421}
+    for r in responses:
+        csp = r.headers.get("content-security-policy", "")
+        assert "frame-ancestors 'none'" in csp and "default-src 'self'" in csp, (r.url, r.status_code, csp)
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "unsafe-eval" not in csp
+        assert r.headers.get("x-frame-options") == "DENY", (r.url, r.status_code)
+    assert "content-security-policy" not in httpx.get(daemon.url + "/health", timeout=10).headers
+    anon.close()
+
+
+# ---------------------------------------------------------------- 10: logout revokes; no token in a URL
+
+
+def _cookie(r: httpx.Response) -> str:
+    assert r.status_code == 303, r.text
+    return r.headers["set-cookie"].split("memlane_ui=", 1)[1].split(";", 1)[0]
+
+
+def test_logout_revokes_the_cookie_and_the_token_is_never_accepted_in_a_url(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    with running_daemon(tmp_path / "a", db_path=db, token=TOKEN) as d, httpx.Client(timeout=30) as c:
+        assert c.get(d.url + f"/ui/login?token={TOKEN}").status_code == 401
+        printed = _cookie(c.get(login_url(d.lines)))  # the printed one-time link still signs in
+        formed = _cookie(c.post(d.url + "/ui/login", data={"token": TOKEN}))
+        c.cookies.clear()
+        for value in (printed, formed):
+            assert c.get(d.url + "/ui/api/meta", headers={"cookie": f"memlane_ui={value}"}).status_code == 200
+        r = c.post(d.url + "/ui/logout", headers={"cookie": f"memlane_ui={printed}"})
+        assert r.status_code == 303 and 'memlane_ui=""' in r.headers["set-cookie"]
+        assert c.get(d.url + "/ui/api/meta", headers={"cookie": f"memlane_ui={printed}"}).status_code == 401
+        assert c.get(d.url + "/ui/", headers={"cookie": f"memlane_ui={printed}"}).status_code == 401
+        assert c.get(d.url + "/ui/api/meta", headers={"cookie": f"memlane_ui={formed}"}).status_code == 200
+    # After a restart the revoked cookie stays refused, and a cookie never logged out still works.
+    with running_daemon(tmp_path / "b", db_path=db, token=TOKEN) as d, httpx.Client(timeout=30) as c:
+        assert c.get(d.url + "/ui/api/meta", headers={"cookie": f"memlane_ui={printed}"}).status_code == 401
+        assert c.get(d.url + "/ui/api/meta", headers={"cookie": f"memlane_ui={formed}"}).status_code == 200
+    mode = (db.with_name(db.name + ".ui-sessions")).stat().st_mode & 0o777
+    assert mode == 0o600, oct(mode)
+
+
+# ---------------------------------------------------------------- 11: an aborted dashboard POST
+
+
+def test_an_aborted_dashboard_post_logs_no_traceback(daemon: Daemon, session: SyncSession) -> None:
+    ok = session.call("memory_remember", {"content": "Aborted posts leave this memory as it is."})
+    assert ok.ok
+    head = (f"POST /ui/api/memory/{ok.data['chunk_id']}/update HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n")
+    before = len(daemon.lines)
+    for _ in range(20):
+        _raw(daemon, head.encode() + b'{"content": "half a bo', read=False)
+    assert httpx.get(daemon.url + "/health", timeout=10).status_code == 200
+    time.sleep(1.0)
+    logged = "\n".join(daemon.lines[before:])
+    assert "Traceback" not in logged and "ClientDisconnect" not in logged, logged[:3000]
+    history = session.call("memory_history", {"id": ok.data["chunk_id"]})
+    assert len(history.data["versions"]) == 1
