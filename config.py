@@ -57,6 +57,7 @@ class Config:
     max_entities: int = 64
     max_request_bytes: int = 1_048_576
     pii: str = "warn"  # warn | redact | reject
+    call_queue_timeout_s: int = 30  # a tool call waits at most this long for a free worker, then [unavailable]
     backup_dir: Path | None = None
     # Recall-quality techniques (each switchable for ablation).
     # Atomic facts as child chunks. Off: bilingual-dev top-1 0.750 -> 0.711 with them (locomo-dev any@10
@@ -110,6 +111,7 @@ _RANGES = {
     "max_entities": (0, 10_000),
     "max_request_bytes": (1024, 1_000_000_000),
     "extractor_timeout_ms": (100, 600_000),
+    "call_queue_timeout_s": (1, 3600),
     "extractor_retries": (0, 10),
 }
 _TRUE = ("1", "true", "yes", "on")

@@ -277,6 +277,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "tool arguments must be a JSON object, got {got}",
         "zh": "工具参数必须是 JSON 对象，实际为 {got}",
     },
+    "server.busy": {
+        "en": "memlane is busy: every worker for this tool stayed taken for {seconds} s (slow searches are running); retry in a few seconds",
+        "zh": "memlane 正忙：该工具的所有工作线程已被占用 {seconds} 秒（有较慢的检索在运行）；请几秒后重试",
+    },
+    "server.health_stale": {
+        "en": "the database has not answered for {seconds} s (locked by another program, or a very slow disk?)",
+        "zh": "数据库已 {seconds} 秒未响应（被其他程序锁定，或磁盘非常慢？）",
+    },
     "server.degraded": {
         "en": "the database cannot be read: {detail}",
         "zh": "无法读取数据库：{detail}",

@@ -212,3 +212,50 @@ def test_an_aborted_dashboard_post_logs_no_traceback(daemon: Daemon, session: Sy
     assert "Traceback" not in logged and "ClientDisconnect" not in logged, logged[:3000]
     history = session.call("memory_history", {"id": ok.data["chunk_id"]})
     assert len(history.data["versions"]) == 1
+
+
+# ---------------------------------------------------------------- 3: /health and light calls beside slow searches
+
+
+def test_health_and_light_calls_answer_while_slow_recalls_hold_every_worker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    import daemon_util
+    from daemon_util import mcp_session
+    from reliability_util import FAULT_DAEMON
+
+    monkeypatch.setattr(daemon_util, "SERVER", FAULT_DAEMON)
+    slow_s = 8.0
+    env = {"RELIABILITY_SLOW_RECALL_S": str(slow_s), "MEMLANE_CALL_QUEUE_TIMEOUT_S": "2"}
+    with running_daemon(tmp_path, env=env) as d:
+        async def go() -> dict[str, float | str]:
+            async with mcp_session(d, "http") as a, mcp_session(d, "sse") as b:
+                started = asyncio.get_running_loop().time()
+                slow = [asyncio.create_task((a if i % 2 else b).call_tool(
+                    "memory_recall", {"query": f"slow-recall number {i}"})) for i in range(8)]
+                await asyncio.sleep(1.0)  # all eight now hold a worker each
+
+                async def timed(coro: object) -> tuple[float, object]:
+                    t0 = asyncio.get_running_loop().time()
+                    res = await coro  # type: ignore[misc]
+                    return asyncio.get_running_loop().time() - t0, res
+
+                async with httpx.AsyncClient(timeout=30) as http:
+                    health_s, r = await timed(http.get(d.url + "/health"))
+                    assert r.status_code == 200 and r.json()["status"] == "ok"
+                stats_s, stats = await timed(a.call_tool("memory_stats", {}))
+                remember_s, rem = await timed(b.call_tool("memory_remember", {"content": "Light calls get through."}))
+                ninth_s, ninth = await timed(a.call_tool("memory_recall", {"query": "one more search"}))
+                still_running = not any(task.done() for task in slow)
+                results = await asyncio.gather(*slow)
+                assert not stats.is_error and not rem.is_error and all(not x.is_error for x in results)
+                return {"health": health_s, "stats": stats_s, "remember": remember_s, "ninth": ninth_s,
+                        "ninth_text": ninth.content[0].text, "running": str(still_running),
+                        "total": asyncio.get_running_loop().time() - started}
+
+        out = asyncio.run(go())
+    assert out["running"] == "True", out  # the measurements above were taken while all eight were running
+    assert float(out["health"]) < 1.0 and float(out["stats"]) < 2.0 and float(out["remember"]) < 3.0, out
+    # A search that finds every search worker taken is refused after the bound, not queued behind them.
+    assert str(out["ninth_text"]).startswith("[unavailable]") and 1.5 < float(out["ninth"]) < 4.0, out
