@@ -58,6 +58,12 @@ class Config:
     max_request_bytes: int = 1_048_576
     pii: str = "warn"  # warn | redact | reject
     call_queue_timeout_s: int = 30  # a tool call waits at most this long for a free worker, then [unavailable]
+    # Connections (connections.py): deadlines for a request's head and body, keep-alive, and a cap.
+    header_timeout_s: int = 10
+    body_timeout_s: int = 30
+    keepalive_timeout_s: int = 5
+    max_connections: int = 256  # lowered at start to what the descriptor limit leaves
+    log_lines_per_minute: int = 120  # logbound.py: the log grows by a bounded amount whatever the load
     backup_dir: Path | None = None
     # Recall-quality techniques (each switchable for ablation).
     # Atomic facts as child chunks. Off: bilingual-dev top-1 0.750 -> 0.711 with them (locomo-dev any@10
@@ -112,6 +118,11 @@ _RANGES = {
     "max_request_bytes": (1024, 1_000_000_000),
     "extractor_timeout_ms": (100, 600_000),
     "call_queue_timeout_s": (1, 3600),
+    "header_timeout_s": (1, 3600),
+    "body_timeout_s": (1, 3600),
+    "keepalive_timeout_s": (1, 3600),
+    "max_connections": (8, 100_000),
+    "log_lines_per_minute": (10, 100_000),
     "extractor_retries": (0, 10),
 }
 _TRUE = ("1", "true", "yes", "on")

@@ -277,6 +277,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "tool arguments must be a JSON object, got {got}",
         "zh": "工具参数必须是 JSON 对象，实际为 {got}",
     },
+    "server.log_suppressed": {
+        "en": "{count} log records left out in the last {seconds} s to keep the log small; the most frequent ({top_count}×): {top}",
+        "zh": "为控制日志大小，过去 {seconds} 秒内省略了 {count} 条日志；最多的一类（{top_count} 次）：{top}",
+    },
     "server.busy": {
         "en": "memlane is busy: every worker for this tool stayed taken for {seconds} s (slow searches are running); retry in a few seconds",
         "zh": "memlane 正忙：该工具的所有工作线程已被占用 {seconds} 秒（有较慢的检索在运行）；请几秒后重试",
@@ -416,6 +420,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "health.daemon_down": {
         "en": "daemon down: nothing answers at {url} ({detail}); facts below come from the database file. Start it with python mcp_server.py",
         "zh": "守护进程未运行：{url} 没有应答（{detail}）；以下信息直接读自数据库文件。请用 python mcp_server.py 启动它",
+    },
+    "health.db_mode": {
+        "en": "{path} has mode {mode}: other local users can read your memories. Run: chmod 600 {path}",
+        "zh": "{path} 的权限为 {mode}：本机其他用户可以读取你的记忆。请运行：chmod 600 {path}",
     },
     "health.db_missing": {
         "en": "no database at {path}; pass --db or set MEMLANE_DB_PATH",

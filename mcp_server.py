@@ -46,9 +46,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import dashboard  # dashboard (issue 9)
 import i18n_messages
+import private
 from config import Config, env_warnings, load_config
+from connections import uvicorn_options
 from errors import InvalidArgument, MemlaneError, Unavailable
 from i18n_messages import t
+from logbound import BoundedLog, ClippedFormatter
 from memory import SCHEMA_VERSION, Memory, __version__
 
 log = logging.getLogger("memlane.server")
@@ -63,6 +66,9 @@ GRACEFUL_DRAIN_S = 6.0  # in-flight tool calls get this long to finish after SIG
 # is refused with [unavailable] instead of queueing for ever. /health uses neither pool (HealthFacts).
 CALL_THREADS = 8
 LIGHT_THREADS = 4
+# Descriptors kept back from the connection cap: a SQLite reader (database + WAL) per worker thread, the
+# dashboard's threads, the log and the model (see connections.connection_cap).
+FD_RESERVE = 2 * (CALL_THREADS + LIGHT_THREADS + 1) + 16
 HEAVY_TOOLS = frozenset({"memory_recall", "memory_graph_query"})
 HEALTH_WAIT_S = 0.5  # /health waits this long for a fresh pending-embedding count, else answers the last one
 HEALTH_STALE_S = 15.0  # facts older than this mean the database did not answer: /health says degraded
@@ -586,7 +592,7 @@ def resolve_token(cfg: Config) -> str | None:
 def db_lock(db_path: Path) -> Iterator[FileLock]:
     """An exclusive lock beside the database, so a second daemon on the same file refuses to start."""
     lock_path = db_path.with_name(db_path.name + ".lock")
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    private.make_dir(lock_path.parent)
     lock = FileLock(str(lock_path))
     try:
         lock.acquire(timeout=0)
@@ -649,12 +655,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def setup_logging(cfg: Config) -> None:
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    targets: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if cfg.log_file is not None:
-        Path(cfg.log_file).parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(cfg.log_file, encoding="utf-8"))
-    logging.basicConfig(level=logging.INFO, handlers=handlers,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        private.make_dir(Path(cfg.log_file).parent)
+        targets.append(logging.FileHandler(cfg.log_file, encoding="utf-8"))
+        private.tighten([Path(cfg.log_file)])
+    for target in targets:
+        target.setFormatter(ClippedFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    # Every logger (uvicorn's and asyncio's too) goes through one bound: see logbound.py.
+    logging.basicConfig(level=logging.INFO, handlers=[BoundedLog(targets, cfg.log_lines_per_minute)], force=True)
     # The SDK logs every session at INFO; a long-lived service keeps its warnings only.
     logging.getLogger("mcp").setLevel(logging.WARNING)
 
@@ -667,6 +676,7 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
     db_path = cfg.resolved_db_path()
     transports = ("sse", "http") if cfg.transport == "both" else (cfg.transport,)
     with db_lock(db_path):
+        private.tighten(private.database_files(db_path))  # files made before the umask rule, or copied in
         sock = bind_socket(cfg.host, cfg.port)
         try:
             print(t("server.starting", lang, version=__version__, db=db_path), file=sys.stderr, flush=True)
@@ -682,9 +692,10 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
                                   extra_routes=dash.routes(), ui_allows=dash.guard_allows)
             app = dash.secured(app)  # CSP and X-Frame-Options on every /ui response, the Guard's refusals too
             # --- end dashboard ---
-            server = _Uvicorn(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                             timeout_graceful_shutdown=GRACEFUL_CLOSE_S,
-                                             server_header=False))
+            # log_config=None: uvicorn's loggers propagate to ours, so the log bound covers them too.
+            server = _Uvicorn(uvicorn.Config(app, log_level="warning", log_config=None, access_log=False,
+                                             lifespan="on", timeout_graceful_shutdown=GRACEFUL_CLOSE_S,
+                                             server_header=False, **uvicorn_options(cfg, FD_RESERVE)))
             server.mcp = mcp
             port = sock.getsockname()[1]
             host = f"[{cfg.host}]" if ":" in cfg.host else cfg.host
@@ -727,6 +738,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.version:
         print(f"memlane {__version__}")
         return 0
+    private.restrict_umask()  # the database, its WAL, the lock, the log: 0600 in 0700 folders
     lang = i18n_messages.normalize_lang(args.lang) if args.lang else i18n_messages.detect_lang()
     try:
         cfg = load_config(overrides={"host": args.host, "port": args.port, "db_path": args.db,

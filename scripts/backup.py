@@ -11,6 +11,9 @@ import _common as c
 
 
 def main() -> int:
+    import private
+
+    private.restrict_umask()  # the backup and its folder: 0600 in 0700, like the database
     p = c.parser("data.help.backup")
     p.add_argument("--dest", help=c.t("data.help.dest"))
     p.add_argument("--keep", type=int, default=7, help=c.t("data.help.keep"))

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx  # noqa: E402
 
 import i18n_messages  # noqa: E402
+import private  # noqa: E402
 from config import Config, env_warnings, load_config  # noqa: E402
 from errors import MemlaneError  # noqa: E402
 from i18n_messages import t  # noqa: E402
@@ -174,6 +175,8 @@ def db_facts(db_path: Path, now: datetime) -> dict[str, Any]:
     """Everything the checks need from the database, read on one read-only connection."""
     facts: dict[str, Any] = {"path": str(db_path), "file_bytes": db_path.stat().st_size}
     facts.update(wal_facts(db_path))
+    facts["shared_files"] = [{"path": str(p), "mode": oct(mode)} for p in private.database_files(db_path)
+                             if (mode := private.readable_by_others(p)) is not None]
     conn = connect(db_path, readonly=True)
     try:
         q = conn.execute
@@ -266,6 +269,9 @@ def assess(facts: dict[str, Any], lang: str) -> list[Check]:
     else:
         checks.append(Check("database", GREEN, "health.db_size",
                             {"path": db["path"], "size": human_bytes(db["bytes"]), "wal": wal}))
+
+    for shared in db.get("shared_files", []):  # only a warning line: a private file needs no line of its own
+        checks.append(Check("permissions", YELLOW, "health.db_mode", {"path": shared["path"], "mode": shared["mode"]}))
 
     checks.append(Check("counts", GREEN, "health.counts", {
         "live": db["live_chunks"], "total": db["chunks"], "entities": db["entities"],

@@ -259,3 +259,130 @@ def test_health_and_light_calls_answer_while_slow_recalls_hold_every_worker(
     assert float(out["health"]) < 1.0 and float(out["stats"]) < 2.0 and float(out["remember"]) < 3.0, out
     # A search that finds every search worker taken is refused after the bound, not queued behind them.
     assert str(out["ninth_text"]).startswith("[unavailable]") and 1.5 < float(out["ninth"]) < 4.0, out
+
+
+# ---------------------------------------------------------------- 4: idle, trickled and too many connections
+
+
+def _still_open(s: socket.socket) -> bool:
+    """True while the daemon keeps `s` open (reads and discards anything it sent)."""
+    s.setblocking(False)
+    try:
+        while True:
+            if not s.recv(65536):
+                return False
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def _open_attack(port: int) -> tuple[list[socket.socket], list[socket.socket]]:
+    """40 sockets: 14 idle, 13 trickling a request head, 13 trickling a body. Returns (all, tricklers)."""
+    idle, heads, bodies = [], [], []
+    for i in range(40):
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        if i % 3 == 1:
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            heads.append(s)
+        elif i % 3 == 2:
+            s.sendall(b"POST /ui/api/memory/m_0123456789abcdef/update HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                      b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"content\": \"")
+            bodies.append(s)
+        else:
+            idle.append(s)
+    return idle + heads + bodies, heads + bodies
+
+
+def test_idle_and_trickling_connections_are_closed_and_health_still_answers(tmp_path: Path) -> None:
+    import resource
+
+    def low_fd_limit() -> None:  # runs in the daemon's process only
+        resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48))
+
+    log_file = tmp_path / "daemon.log"
+    env = {"MEMLANE_HEADER_TIMEOUT_S": "3", "MEMLANE_BODY_TIMEOUT_S": "3", "MEMLANE_KEEPALIVE_TIMEOUT_S": "2",
+           "MEMLANE_LOG_FILE": str(log_file)}
+    with running_daemon(tmp_path, env=env, preexec_fn=low_fd_limit) as d:
+        sockets, tricklers = _open_attack(d.port)
+        try:
+            # With 40 sockets held against a 48-descriptor limit, /health, /mcp and /ui still answer at once.
+            with httpx.Client(timeout=5) as c:
+                assert c.get(d.url + "/health").json()["status"] == "ok"
+                r = c.post(d.mcp_url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+                           headers={"Accept": "application/json, text/event-stream"})
+                assert r.status_code == 200, r.text
+                assert c.get(d.url + "/ui/").status_code == 200
+            deadline = time.monotonic() + 8  # every deadline is 3 s; trickle a byte each 0.5 s meanwhile
+            while time.monotonic() < deadline and any(_still_open(s) for s in sockets):
+                for s in tricklers:
+                    try:
+                        s.send(b"a")
+                    except OSError:
+                        pass
+                time.sleep(0.5)
+            left = sum(_still_open(s) for s in sockets)
+            assert left == 0, f"{left} of 40 idle or trickling connections still open after 8 s"
+        finally:
+            for s in sockets:
+                s.close()
+        assert httpx.get(d.url + "/health", timeout=5).status_code == 200
+    # A burst of accepts can still meet the descriptor limit for a moment; the log says so at most 3 times.
+    text = log_file.read_text(errors="replace")
+    assert log_file.stat().st_size < 64 * 1024 and text.count("Too many open files") <= 3, text[-3000:]
+
+
+# ---------------------------------------------------------------- 1: files private to their owner
+
+
+def _mode(path: Path) -> int:
+    return os.stat(path).st_mode & 0o777  # tests run as root: the mode bits, not access(), tell the truth
+
+
+def _script_env(home: Path, lang: str = "en") -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLANE_")}
+    env.update(HOME=str(home), MEMLANE_LANG=lang, PYTHONIOENCODING="utf-8")
+    return env
+
+
+def test_everything_memlane_creates_is_private(tmp_path: Path) -> None:
+    os.umask(0o022)  # the usual umask, under which 0755 folders and 0644 files appeared
+    db = tmp_path / "data" / "sub" / "memory.db"
+    log_file = tmp_path / "logs" / "daemon.log"
+    with running_daemon(tmp_path, db_path=db, token=TOKEN, env={"MEMLANE_LOG_FILE": str(log_file)}) as d:
+        s = SyncSession(d, "http")
+        try:
+            assert s.call("memory_remember", {"content": "Private files stay private."}).ok
+        finally:
+            s.close()
+        with httpx.Client(timeout=30) as c:
+            c.get(login_url(d.lines))  # the session file
+        files = [db, db.with_name("memory.db-wal"), db.with_name("memory.db-shm"), db.with_name("memory.db.lock"),
+                 db.with_name("memory.db.ui-sessions"), log_file]
+        modes = {p.name: oct(_mode(p)) for p in files}
+        assert set(modes.values()) == {"0o600"}, modes
+        dirs = {p.name: oct(_mode(p)) for p in (db.parent, db.parent.parent, log_file.parent)}
+        assert set(dirs.values()) == {"0o700"}, dirs
+
+    # A database made readable by an older version is tightened at the next start.
+    os.chmod(db, 0o644)
+    env = _script_env(tmp_path / "home")
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "health_check.py"), "--db", str(db)], env=env,
+                         cwd=str(ROOT), capture_output=True, text=True, encoding="utf-8", timeout=120)
+    assert f"🟡 {db} has mode 0o644" in out.stdout and f"chmod 600 {db}" in out.stdout, out.stdout
+    zh = subprocess.run([sys.executable, str(ROOT / "scripts" / "health_check.py"), "--db", str(db)],
+                        env=_script_env(tmp_path / "home", "zh"), cwd=str(ROOT), capture_output=True, text=True,
+                        encoding="utf-8", timeout=120)
+    assert "本机其他用户可以读取" in zh.stdout, zh.stdout
+    with running_daemon(tmp_path, db_path=db):
+        assert _mode(db) == 0o600
+
+    # Backups: 0600 files in a 0700 folder, whatever the caller's umask.
+    dest = tmp_path / "backups" / "daily"
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "backup.py"), "--db", str(db), "--dest", str(dest)],
+                         env=env, cwd=str(ROOT), capture_output=True, text=True, encoding="utf-8", timeout=120)
+    assert out.returncode == 0, out.stderr
+    backups = list(dest.glob("*.db"))
+    assert backups and {_mode(p) for p in backups} == {0o600}
+    assert _mode(dest) == 0o700 and _mode(dest.parent) == 0o700
