@@ -386,3 +386,55 @@ def test_everything_memlane_creates_is_private(tmp_path: Path) -> None:
     backups = list(dest.glob("*.db"))
     assert backups and {_mode(p) for p in backups} == {0o600}
     assert _mode(dest) == 0o700 and _mode(dest.parent) == 0o700
+
+
+# ---------------------------------------------------------------- 9: secrets outside content; recall_log
+
+KEY = "ghp_" + "Zx9" * 15
+SECRET_CALLS = [
+    ("memory_remember", {"content": "A memory with a secret in its metadata.", "metadata": {"auth": f"Bearer {KEY}"}}),
+    ("memory_remember", {"content": "A memory with a secret in its tags.", "tags": ["ok", KEY]}),
+    ("memory_remember", {"content": "A memory with a secret in its source.", "source": KEY}),
+    ("memory_remember", {"content": "A memory with a secret entity.", "entities": [KEY]}),
+    ("memory_remember", {"content": "A memory with a secret alias.",
+                         "entities": [{"name": "Vault", "aliases": ["13812345678"]}]}),
+    ("memory_relate", {"subject": "Alice", "predicate": "has_key", "object": KEY}),
+]
+
+
+@pytest.fixture(scope="module")
+def rejecting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    with running_daemon(tmp_path_factory.mktemp("pii"), env={"MEMLANE_PII": "reject"}) as d:
+        yield d
+
+
+@pytest.mark.xfail(reason="wired in memory.py by the store refactor", strict=False)
+@pytest.mark.parametrize(("tool", "args"), SECRET_CALLS, ids=[f"{t}-{i}" for i, (t, _) in enumerate(SECRET_CALLS)])
+def test_pii_reject_refuses_a_secret_in_any_field(rejecting: Daemon, tool: str, args: dict[str, object]) -> None:
+    s = SyncSession(rejecting, "http")
+    try:
+        out = s.call(tool, args)
+        assert out.code == "invalid_argument" and "contains sensitive data" in out.text, out.text
+        assert KEY not in out.text and "13812345678" not in out.text
+        ok = s.call("memory_remember", {"content": "Clean memories are still stored.", "tags": ["clean"]})
+        assert ok.ok and s.call("memory_update", {"id": ok.data["chunk_id"], "content": "Still clean.",
+                                                  "tags": [KEY]}).code == "invalid_argument"
+    finally:
+        s.close()
+
+
+def test_recall_log_keeps_no_bearer_token_token_tail_or_phone(tmp_path: Path) -> None:
+    import sqlite3
+
+    query = f"why does {KEY} fail with Authorization: Bearer abcDEF123456.xyz-987 for +1 415-555-0132 or 010-62345678"
+    with running_daemon(tmp_path) as d:
+        s = SyncSession(d, "http")
+        try:
+            assert s.call("memory_recall", {"query": query}).ok
+        finally:
+            s.close()
+    db = sqlite3.connect(d.db_path)
+    (logged,) = db.execute("select query from recall_log order by rowid desc limit 1").fetchone()
+    db.close()
+    for secret in ("Zx9", "abcDEF123456", "xyz-987", "555-0132", "62345678"):
+        assert secret not in logged, (secret, logged)
