@@ -66,9 +66,10 @@ GRACEFUL_DRAIN_S = 6.0  # in-flight tool calls get this long to finish after SIG
 # is refused with [unavailable] instead of queueing for ever. /health uses neither pool (HealthFacts).
 CALL_THREADS = 8
 LIGHT_THREADS = 4
-# Descriptors kept back from the connection cap: a SQLite reader (database + WAL) per worker thread, the
-# dashboard's threads, the log and the model (see connections.connection_cap).
-FD_RESERVE = 2 * (CALL_THREADS + LIGHT_THREADS + 1) + 16
+# Descriptors kept back from the connection cap: a SQLite reader (database + WAL) per worker thread and per
+# thread of the dashboard's pool (anyio's default 40), plus the log and the model (connections.connection_cap).
+DASHBOARD_THREADS = 40
+FD_RESERVE = 2 * (CALL_THREADS + LIGHT_THREADS + 1 + DASHBOARD_THREADS) + 16
 HEAVY_TOOLS = frozenset({"memory_recall", "memory_graph_query"})
 HEALTH_WAIT_S = 0.5  # /health waits this long for a fresh pending-embedding count, else answers the last one
 HEALTH_STALE_S = 15.0  # facts older than this mean the database did not answer: /health says degraded

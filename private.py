@@ -15,8 +15,8 @@ from pathlib import Path
 
 UMASK = 0o077
 DIR_MODE = 0o700
-FILE_MODE = 0o600
-SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal", ".lock")
+DATA_SUFFIXES = ("", "-wal", "-shm", "-journal")  # the files that hold memories
+SQLITE_SUFFIXES = (*DATA_SUFFIXES, ".lock")
 
 
 def restrict_umask() -> None:
@@ -30,13 +30,15 @@ def make_dir(path: Path) -> Path:
     return path
 
 
-def database_files(db_path: Path) -> list[Path]:
-    """The database and the files SQLite and the daemon keep beside it."""
-    return [db_path.with_name(db_path.name + suffix) for suffix in SQLITE_SUFFIXES]
+def database_files(db_path: Path, *, data_only: bool = False) -> list[Path]:
+    """The database and the files SQLite and the daemon keep beside it (`data_only`: without the lock)."""
+    return [db_path.with_name(db_path.name + suffix) for suffix in (DATA_SUFFIXES if data_only else SQLITE_SUFFIXES)]
 
 
 def tighten(paths: Iterable[Path]) -> list[Path]:
-    """chmod 600 the files among `paths` that are ours and readable by others; returns those changed."""
+    """Take group and other bits off the files among `paths` that are ours; returns those changed.
+
+    Only bits are removed, never added: a file the user made read-only stays read-only."""
     changed = []
     for path in paths:
         try:
@@ -44,7 +46,7 @@ def tighten(paths: Iterable[Path]) -> list[Path]:
         except OSError:
             continue
         if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_mode & 0o077:
-            os.chmod(path, FILE_MODE)
+            os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700)
             changed.append(path)
     return changed
 

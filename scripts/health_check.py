@@ -175,7 +175,7 @@ def db_facts(db_path: Path, now: datetime) -> dict[str, Any]:
     """Everything the checks need from the database, read on one read-only connection."""
     facts: dict[str, Any] = {"path": str(db_path), "file_bytes": db_path.stat().st_size}
     facts.update(wal_facts(db_path))
-    facts["shared_files"] = [{"path": str(p), "mode": oct(mode)} for p in private.database_files(db_path)
+    facts["shared_files"] = [{"path": str(p), "mode": oct(mode)} for p in private.database_files(db_path, data_only=True)
                              if (mode := private.readable_by_others(p)) is not None]
     conn = connect(db_path, readonly=True)
     try:
