@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import sys
 from collections.abc import Mapping
@@ -56,6 +57,13 @@ class Config:
     max_entities: int = 64
     max_request_bytes: int = 1_048_576
     pii: str = "warn"  # warn | redact | reject
+    call_queue_timeout_s: int = 30  # a tool call waits at most this long for a free worker, then [unavailable]
+    # Connections (connections.py): deadlines for a request's head and body, keep-alive, and a cap.
+    header_timeout_s: int = 10
+    body_timeout_s: int = 30
+    keepalive_timeout_s: int = 5
+    max_connections: int = 256  # lowered at start to what the descriptor limit leaves
+    log_lines_per_minute: int = 120  # logbound.py: the log grows by a bounded amount whatever the load
     backup_dir: Path | None = None
     # Recall-quality techniques (each switchable for ablation).
     # Atomic facts as child chunks. Off: bilingual-dev top-1 0.750 -> 0.711 with them (locomo-dev any@10
@@ -84,6 +92,8 @@ class Config:
     extractor_timeout_ms: int = 10000
     extractor_retries: int = 2
     source_file: Path | None = field(default=None, compare=False)
+    # MEMLANE_* variables that name no key: ignored, and reported by env_warnings() (a service must start).
+    unknown_env: tuple[str, ...] = field(default=(), compare=False)
 
     def resolved_db_path(self) -> Path:
         return Path(os.path.expanduser(str(self.db_path)))
@@ -110,6 +120,12 @@ _RANGES = {
     "max_entities": (0, 10_000),
     "max_request_bytes": (1024, 1_000_000_000),
     "extractor_timeout_ms": (100, 600_000),
+    "call_queue_timeout_s": (1, 3600),
+    "header_timeout_s": (1, 3600),
+    "body_timeout_s": (1, 3600),
+    "keepalive_timeout_s": (1, 3600),
+    "max_connections": (8, 100_000),
+    "log_lines_per_minute": (10, 100_000),
     "extractor_retries": (0, 10),
 }
 _TRUE = ("1", "true", "yes", "on")
@@ -117,7 +133,7 @@ _FALSE = ("0", "false", "no", "off")
 
 
 def _fields() -> dict[str, dataclasses.Field[Any]]:
-    return {f.name: f for f in dataclasses.fields(Config) if f.name != "source_file"}
+    return {f.name: f for f in dataclasses.fields(Config) if f.name not in ("source_file", "unknown_env")}
 
 
 def _cast(key: str, raw: Any, where: str) -> Any:
@@ -203,19 +219,17 @@ def load_config(
     elif PREFIX + "CONFIG" in env:
         raise ConfigError("config.bad_file", path=str(path), detail="file not found")
 
-    # Unknown MEMLANE_* variables are errors too, so that a typo never silently does nothing.
+    # An unknown key in the file is an error (the user wrote it there on purpose); an unknown MEMLANE_*
+    # variable is only a warning, since the environment is shared and a service must still start.
     ignored = {PREFIX + "CONFIG"}
+    unknown_env: list[str] = []
     for name, raw in env.items():
         if not name.startswith(PREFIX) or name in ignored:
             continue
         key = name[len(PREFIX) :].lower()
         if key not in known:
-            raise ConfigError(
-                "config.unknown_key",
-                key=name,
-                where="environment",
-                known=", ".join(PREFIX + k.upper() for k in sorted(known)),
-            )
+            unknown_env.append(name)
+            continue
         values[key] = _cast(key, raw, "environment")
 
     for key, raw in (overrides or {}).items():
@@ -225,4 +239,18 @@ def load_config(
             raise ConfigError("config.unknown_key", key=key, where="arguments", known=", ".join(sorted(known)))
         values[key] = _cast(key, raw, "arguments") if isinstance(raw, str) else raw
 
-    return Config(**values, source_file=source_file)
+    return Config(**values, source_file=source_file, unknown_env=tuple(sorted(unknown_env)))
+
+
+def env_warnings(cfg: Config, lang: str | None = None) -> list[str]:
+    """One readable warning per ignored MEMLANE_* variable, naming the nearest known variable."""
+    import i18n_messages
+
+    keys = [k.upper() for k in (*_fields(), "config")]
+    out = []
+    for name in cfg.unknown_env:
+        # Compared without the shared prefix, which would make every name look alike.
+        near = difflib.get_close_matches(name[len(PREFIX):], keys, n=1, cutoff=0.6)
+        msg_id = "config.unknown_env_near" if near else "config.unknown_env"
+        out.append(i18n_messages.t(msg_id, lang, name=name, near=PREFIX + near[0] if near else ""))
+    return out

@@ -61,6 +61,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{name} is not an ISO-8601 time: {got}; use e.g. 2026-01-31T09:00:00+00:00",
         "zh": "{name} 不是 ISO-8601 时间：{got}；例如 2026-01-31T09:00:00+00:00",
     },
+    "arg.time_range": {
+        "en": "{name} {got} is outside the range of times memlane can store once converted to UTC; use a time between 0001-01-02 and 9999-12-30",
+        "zh": "{name} {got} 换算为 UTC 后超出 memlane 可存储的时间范围；请使用 0001-01-02 到 9999-12-30 之间的时间",
+    },
+    "arg.metadata_depth": {
+        "en": "metadata nests objects or lists more than {limit} levels deep; flatten it",
+        "zh": "metadata 中对象或列表的嵌套超过 {limit} 层，请减少嵌套",
+    },
     "arg.metadata_json": {
         "en": "metadata must be a JSON object; {detail}",
         "zh": "metadata 必须是 JSON 对象；{detail}",
@@ -168,6 +176,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "unknown config key {key} in {where}; known keys: {known}",
         "zh": "{where} 中有未知配置项 {key}；可用配置项：{known}",
     },
+    "config.unknown_env_near": {
+        "en": "ignoring the environment variable {name}: memlane has no such setting. Did you mean {near}?",
+        "zh": "忽略环境变量 {name}：memlane 没有这个配置项。你是想用 {near} 吗？",
+    },
+    "config.unknown_env": {
+        "en": "ignoring the environment variable {name}: memlane has no such setting; see config.toml.example for the known ones",
+        "zh": "忽略环境变量 {name}：memlane 没有这个配置项；可用的配置项见 config.toml.example",
+    },
     "config.bad_bool": {
         "en": "config key {key} in {where} must be true or false, got {got}",
         "zh": "{where} 中的配置项 {key} 必须是 true 或 false，实际为 {got}",
@@ -260,6 +276,18 @@ MESSAGES: dict[str, dict[str, str]] = {
     "server.arguments_type": {
         "en": "tool arguments must be a JSON object, got {got}",
         "zh": "工具参数必须是 JSON 对象，实际为 {got}",
+    },
+    "server.log_suppressed": {
+        "en": "{count} log records left out in the last {seconds} s to keep the log small; the most frequent ({top_count}×): {top}",
+        "zh": "为控制日志大小，过去 {seconds} 秒内省略了 {count} 条日志；最多的一类（{top_count} 次）：{top}",
+    },
+    "server.busy": {
+        "en": "memlane is busy: every worker for this tool stayed taken for {seconds} s (slow searches are running); retry in a few seconds",
+        "zh": "memlane 正忙：该工具的所有工作线程已被占用 {seconds} 秒（有较慢的检索在运行）；请几秒后重试",
+    },
+    "server.health_stale": {
+        "en": "the database has not answered for {seconds} s (locked by another program, or a very slow disk?)",
+        "zh": "数据库已 {seconds} 秒未响应（被其他程序锁定，或磁盘非常慢？）",
     },
     "server.degraded": {
         "en": "the database cannot be read: {detail}",
@@ -392,6 +420,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "health.daemon_down": {
         "en": "daemon down: nothing answers at {url} ({detail}); facts below come from the database file. Start it with python mcp_server.py",
         "zh": "守护进程未运行：{url} 没有应答（{detail}）；以下信息直接读自数据库文件。请用 python mcp_server.py 启动它",
+    },
+    "health.db_mode": {
+        "en": "{path} has mode {mode}: other local users can read your memories. Run: chmod 600 {path}",
+        "zh": "{path} 的权限为 {mode}：本机其他用户可以读取你的记忆。请运行：chmod 600 {path}",
     },
     "health.db_missing": {
         "en": "no database at {path}; pass --db or set MEMLANE_DB_PATH",
@@ -900,12 +932,20 @@ MESSAGES: dict[str, dict[str, str]] = {
     # (end of data)
     # --- ui (section owned by dashboard) ---
     "ui.login_required": {
-        "en": "sign in to the memlane dashboard first: open the login link the daemon printed at start (…/ui/login?token=…), or /ui/login?token=<your token> with the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token",
-        "zh": "请先登录 memlane 仪表盘：打开守护进程启动时打印的登录链接（…/ui/login?token=…），或使用 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌访问 /ui/login?token=<令牌>",
+        "en": "sign in to the memlane dashboard first: open the login link the daemon printed at start (…/ui/login?token=…), or enter the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token below",
+        "zh": "请先登录 memlane 仪表盘：打开守护进程启动时打印的登录链接（…/ui/login?token=…），或在下方输入 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌",
     },
     "ui.login_failed": {
-        "en": "this login link is wrong or was already used; open /ui/login?token=<your token> with the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token, or restart the daemon for a new link",
-        "zh": "此登录链接无效或已被使用；请使用 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌访问 /ui/login?token=<令牌>，或重启守护进程获取新链接",
+        "en": "this login link or token is wrong, or the link was already used; enter the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token below (never in a URL), or restart the daemon for a new link",
+        "zh": "登录链接或令牌无效，或链接已被使用；请在下方输入 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌（不要放进网址），或重启守护进程获取新链接",
+    },
+    "ui.token_label": {
+        "en": "Token (from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token)",
+        "zh": "令牌（来自 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token）",
+    },
+    "ui.sign_in": {
+        "en": "Sign in",
+        "zh": "登录",
     },
     "ui.login_url": {
         "en": "🔑 dashboard: open {url} to sign in (the link works once)",
@@ -922,6 +962,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "ui.bad_json": {
         "en": "the request body must be a JSON object ({detail}); fix it and retry",
         "zh": "请求体必须是 JSON 对象（{detail}），请修正后重试",
+    },
+    "ui.json_too_deep": {
+        "en": "the request body nests objects or lists too deeply to read; send flatter JSON",
+        "zh": "请求体中对象或列表嵌套过深，无法读取；请发送嵌套更少的 JSON",
     },
     "ui.restore_not_in_chain": {
         "en": "version {version} is not in the history of memory {id}; pick a version from this memory's history",

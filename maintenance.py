@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import private
 from errors import InvalidArgument, Unavailable
 from store import derived
 from store.sqlite_db import connect
@@ -62,7 +63,7 @@ def backup(db_path: Path, dest_dir: Path, keep: int = 7) -> BackupResult:
     if keep < 1:
         raise InvalidArgument("arg.range", name="keep", low=1, high=10_000, got=keep)
     _require_db(db_path)
-    dest_dir.mkdir(parents=True, exist_ok=True)
+    private.make_dir(dest_dir)
     final = dest_dir / f"{db_path.stem}-{_stamp()}.db"
     partial = final.with_name("." + final.name + ".partial")
     src = connect(db_path)
@@ -82,6 +83,7 @@ def backup(db_path: Path, dest_dir: Path, keep: int = 7) -> BackupResult:
     if check != "ok":
         partial.unlink(missing_ok=True)
         raise Unavailable("data.backup_bad", path=str(final), detail=check)
+    private.tighten([partial])  # a backup is the whole database: never readable by others
     partial.rename(final)
     removed = rotate(dest_dir, db_path.stem, keep)
     return BackupResult(final, final.stat().st_size, check, removed)
@@ -125,7 +127,8 @@ def restore(backup_path: Path, db_path: Path) -> tuple[Path | None, str]:
                     out.close()
             finally:
                 cur.close()
-        db_path.parent.mkdir(parents=True, exist_ok=True)
+            private.tighten([safety])
+        private.make_dir(db_path.parent)
         dst = connect(db_path)
         try:
             src.backup(dst)
@@ -134,6 +137,7 @@ def restore(backup_path: Path, db_path: Path) -> tuple[Path | None, str]:
             dst.close()
     finally:
         src.close()
+    private.tighten(private.database_files(db_path))
     return safety, quick_check(db_path)
 
 

@@ -16,8 +16,10 @@ from typing import Any
 from entity_resolve import strip_controls
 from errors import InvalidArgument, TooLarge
 
-NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
-ID_RE = re.compile(r"^[a-z]_[0-9a-f]{8,40}$")
+# Used with fullmatch: `$` alone also matches before a final newline, so "default\n" would pass.
+NAMESPACE_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+ID_RE = re.compile(r"[a-z]_[0-9a-f]{8,40}")
+METADATA_MAX_DEPTH = 32  # nesting of metadata objects and lists; JSON parsers recurse per level
 
 # Text that is a test or a greeting rather than a memory; compared after case folding and with
 # punctuation and spaces removed. Content made only of punctuation is a placeholder too.
@@ -48,9 +50,13 @@ def time_arg(value: Any, name: str) -> str | None:
     if not isinstance(value, str) or not value.strip() or len(value) > 64:
         raise InvalidArgument("arg.time", name=name, got=_show(value))
     try:
-        return to_iso(datetime.fromisoformat(value.strip()))
+        parsed = datetime.fromisoformat(value.strip())
     except ValueError:
         raise InvalidArgument("arg.time", name=name, got=_show(value)) from None
+    try:
+        return to_iso(parsed)
+    except OverflowError:  # 0001-01-01T00:00+14:00 or 9999-12-31T23:59-14:00 has no UTC time
+        raise InvalidArgument("arg.time_range", name=name, got=_show(value)) from None
 
 
 def _show(value: Any, limit: int = 60) -> str:
@@ -94,7 +100,7 @@ def text_arg(value: Any, name: str, limit: int, *, required: bool = True) -> str
 def namespace_arg(value: Any) -> str:
     if value is None:
         return "default"
-    if not isinstance(value, str) or not NAMESPACE_RE.match(value):
+    if not isinstance(value, str) or not NAMESPACE_RE.fullmatch(value):
         raise InvalidArgument("arg.namespace", got=_show(value))
     return value
 
@@ -153,8 +159,12 @@ def metadata_arg(value: Any, limit: int) -> dict[str, Any]:
             value = json.loads(value)
         except ValueError as exc:
             raise InvalidArgument("arg.metadata_json", detail=str(exc)[:80]) from None
+        except RecursionError:
+            raise InvalidArgument("arg.metadata_depth", limit=METADATA_MAX_DEPTH) from None
     if not isinstance(value, dict):
         raise InvalidArgument("arg.metadata_json", detail=f"got {type_name(value)}")
+    if json_depth(value, METADATA_MAX_DEPTH) > METADATA_MAX_DEPTH:
+        raise InvalidArgument("arg.metadata_depth", limit=METADATA_MAX_DEPTH)
     try:
         encoded = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
@@ -170,12 +180,28 @@ def metadata_arg(value: Any, limit: int) -> dict[str, Any]:
     return value
 
 
+def json_depth(value: Any, stop: int) -> int:
+    """How deeply lists and dicts nest in `value` (a scalar is 0), without recursion; stops past `stop`."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, (list, tuple)):
+            continue
+        deepest = max(deepest, depth)
+        if deepest > stop:
+            return deepest
+        stack.extend((child, depth + 1) for child in item)
+    return deepest
+
+
 def id_arg(value: Any, name: str = "id") -> str:
     if value is None:
         raise InvalidArgument("arg.required", name=name)
     if not isinstance(value, str):
         raise InvalidArgument("arg.type", name=name, expected="a string", got=type_name(value))
-    if not ID_RE.match(value):
+    if not ID_RE.fullmatch(value):
         raise InvalidArgument("arg.id", got=_show(value))
     return value
 

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,8 +112,11 @@ def daemon_env(home: Path, *, token: str | None = None, lang: str = "en",
 
 
 def spawn_daemon(tmp_path: Path, *, db_path: Path | None = None, token: str | None = None,
-                 env: Mapping[str, str] | None = None, args: Sequence[str] = (), lang: str = "en") -> Daemon:
-    """Start the daemon without waiting for it (see `wait_ready`); for tests that expect a refusal."""
+                 env: Mapping[str, str] | None = None, args: Sequence[str] = (), lang: str = "en",
+                 preexec_fn: Callable[[], None] | None = None) -> Daemon:
+    """Start the daemon without waiting for it (see `wait_ready`); for tests that expect a refusal.
+
+    `preexec_fn` runs in the child before the daemon starts (e.g. to lower a resource limit)."""
     home = tmp_path / "home"
     home.mkdir(parents=True, exist_ok=True)
     db = db_path or tmp_path / "memory.db"
@@ -121,7 +124,7 @@ def spawn_daemon(tmp_path: Path, *, db_path: Path | None = None, token: str | No
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=str(ROOT), env=daemon_env(home, token=token, lang=lang, env=env),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8",
-                            errors="replace", bufsize=1)
+                            errors="replace", bufsize=1, preexec_fn=preexec_fn)
     d = Daemon(proc=proc, home=home, db_path=db, token=token, started_at=started)
 
     def pump() -> None:

@@ -120,6 +120,7 @@
       if (v === null || v === undefined || v === false) return;
       if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
       else if (k === "text") e.textContent = v;
+      else if (k === "style") e.style.cssText = v;  // CSSOM, which the strict CSP allows (a style attribute it refuses)
       else e.setAttribute(k, v === true ? "" : v);
     });
     kids.flat().forEach(c => { if (c !== null && c !== undefined && c !== false) e.append(c.nodeType ? c : String(c)); });
