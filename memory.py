@@ -169,6 +169,12 @@ class Memory:
         vfrom = v.time_arg(valid_from, "valid_from")
         ents = self._entities_arg(entities)
         text, warnings = pii.apply(text, cfg.pii)  # warn, redact or reject secrets and personal data
+        fields, more = pii.apply_fields({"source": src, "tags": tag_list, "metadata": meta,
+                                         "entities": [{"name": n, "kind": k, "aliases": a} for n, k, a in ents]},
+                                        cfg.pii)  # every other text field too
+        src, meta, warnings = fields["source"], fields["metadata"], warnings + more
+        tag_list = list(dict.fromkeys(fields["tags"]))  # two redacted tags can become equal
+        ents = [(e["name"], e["kind"], e["aliases"]) for e in fields["entities"]]
         digest = content_hash(text)
         # Text analysis runs before the write transaction, so no write waits on another's analysis.
         derived = self._derive_facts(text, warnings) if cfg.facts else []
@@ -424,6 +430,9 @@ class Memory:
         evid = v.id_arg(chunk_id, "chunk_id") if chunk_id is not None else None
         vfrom = v.time_arg(valid_from, "valid_from")
         assert subj and pred and obj
+        f, _ = pii.apply_fields({"subject": subj, "predicate": pred, "object": obj, "subject_kind": skind,
+                                 "object_kind": okind}, self.config.pii)
+        subj, pred, obj, skind, okind = f["subject"], f["predicate"], f["object"], f["subject_kind"], f["object_kind"]
         store = self.store
         with store.atomic() as tx:
             if evid and not store.chunk_exists(tx, evid, ns):
@@ -481,6 +490,10 @@ class Memory:
         meta = None if metadata is None else v.metadata_arg(metadata, cfg.max_metadata_bytes)
         vfrom = v.time_arg(valid_from, "valid_from")
         text, warnings = pii.apply(text, cfg.pii)
+        fields, more = pii.apply_fields({"source": src, "tags": tag_list, "metadata": meta}, cfg.pii)
+        src, tag_list, meta, warnings = fields["source"], fields["tags"], fields["metadata"], warnings + more
+        if tag_list is not None:
+            tag_list = list(dict.fromkeys(tag_list))
         mentions = self._mentions(text)  # before the transaction: analysis never holds the writer
         store = self.store
         with store.atomic() as tx:

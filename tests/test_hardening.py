@@ -410,7 +410,6 @@ def rejecting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
         yield d
 
 
-@pytest.mark.xfail(reason="wired in memory.py by the store refactor", strict=False)
 @pytest.mark.parametrize(("tool", "args"), SECRET_CALLS, ids=[f"{t}-{i}" for i, (t, _) in enumerate(SECRET_CALLS)])
 def test_pii_reject_refuses_a_secret_in_any_field(rejecting: Daemon, tool: str, args: dict[str, object]) -> None:
     s = SyncSession(rejecting, "http")
