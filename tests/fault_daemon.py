@@ -55,6 +55,8 @@ slow = os.environ.get("RELIABILITY_SLOW_RECALL_S")
 if slow:
     import time
 
+    import memory
+
     _recall = memory.Memory.recall
 
     def recall(self, query, **kwargs):  # type: ignore[no-untyped-def]
