@@ -73,6 +73,7 @@ class Memory:
         # `path` names the database in messages and /health: the file, or the URL with its password as ***.
         self.path: Path | str = redact_url(url) if url else (
             Path(db_path) if db_path is not None else self.config.resolved_db_path())
+        self.target: Path | str = url or self.path  # what opens this database again (the URL keeps its password)
         models = self.config.resolved_db_path().parent if url else Path(self.path).parent
         models.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder or make_embedder(
