@@ -45,6 +45,9 @@ class SharedSql:
     def reader(self) -> Any:
         raise NotImplementedError
 
+    def atomic(self) -> Any:
+        raise NotImplementedError
+
     def _where(self, flt: Filter) -> tuple[str, list[Any]]:
         """SQL over chunks `c` for a Filter (the engine supplies NO_INDEX and TAG_SQL)."""
         if flt.as_of:
