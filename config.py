@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from errors import ConfigError
+from store.util import is_pg_url
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,6 +36,10 @@ class Config:
     """Every knob memlane has. The TOML key is the field name; the env var is MEMLANE_ + upper name."""
 
     db_path: Path = Path("~/.memlane/memory.db")
+    # A postgresql:// URL selects the PostgreSQL engine (store/postgres.py); empty: the SQLite file db_path.
+    # A db_path (or --db) given as such a URL lands here too.
+    db_url: str = ""
+    embed_lease_s: int = 60  # PostgreSQL: a daemon's claim on queued chunks; after it others may take them
     host: str = "127.0.0.1"
     port: int = 8086
     lang: str = ""  # empty: follow MEMLANE_LANG / LC_ALL / LANG
@@ -98,6 +103,17 @@ class Config:
     def resolved_db_path(self) -> Path:
         return Path(os.path.expanduser(str(self.db_path)))
 
+    @property
+    def engine(self) -> str:
+        """'postgres' when db_url is set, else 'sqlite'."""
+        return "postgres" if self.db_url else "sqlite"
+
+    def db_label(self) -> str:
+        """The database as messages and /health show it: the file, or the URL with its password as ***."""
+        from store.util import redact_url
+
+        return redact_url(self.db_url) if self.db_url else str(self.resolved_db_path())
+
 
 _CHOICES = {
     "transport": ("sse", "http", "both"),
@@ -127,6 +143,7 @@ _RANGES = {
     "max_connections": (8, 100_000),
     "log_lines_per_minute": (10, 100_000),
     "extractor_retries": (0, 10),
+    "embed_lease_s": (1, 86_400),
 }
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -140,6 +157,8 @@ def _cast(key: str, raw: Any, where: str) -> Any:
     """Cast one raw value (a TOML value or an env string) to the field's type, strictly."""
     f = _fields()[key]
     ftype = str(f.type)
+    if key in ("db_path", "db_url") and is_pg_url(raw):
+        return str(raw).strip()  # a URL, not a path (a Path would fold its "//")
 
     # In the environment the user typed MEMLANE_PORT, in a file `port`: name what they typed.
     name = PREFIX + key.upper() if where == "environment" else key
@@ -238,7 +257,14 @@ def load_config(
         if key not in known:
             raise ConfigError("config.unknown_key", key=key, where="arguments", known=", ".join(sorted(known)))
         values[key] = _cast(key, raw, "arguments") if isinstance(raw, str) else raw
+        if key == "db_path" and not is_pg_url(raw):
+            values["db_url"] = ""  # a file given on the command line wins over a URL from env or file
 
+    if is_pg_url(values.get("db_path")):  # --db / MEMLANE_DB_PATH / db_path given a postgresql:// URL
+        values["db_url"] = values.pop("db_path")
+        values["db_path"] = home / "memory.db"
+    if values.get("db_url") and not is_pg_url(values["db_url"]):
+        raise ConfigError("config.bad_db_url", key="db_url", got=repr(str(values["db_url"])[:12] + "…"))
     return Config(**values, source_file=source_file, unknown_env=tuple(sorted(unknown_env)))
 
 

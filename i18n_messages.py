@@ -1437,6 +1437,45 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "运行哪份代码的 memory.py（默认：当前代码）",
     },
     # --- (end of command line) ---
+    # --- postgres (issue 13: the PostgreSQL engine) ---
+    "pg.no_vector": {
+        "en": "the PostgreSQL server at {url} has no pgvector extension; install pgvector 0.8 or newer, then run: "
+              "create extension vector; create extension pg_trgm;",
+        "zh": "{url} 上的 PostgreSQL 没有 pgvector 扩展；请安装 pgvector 0.8 或更新版本，然后运行："
+              "create extension vector; create extension pg_trgm;",
+    },
+    "pg.old_vector": {
+        "en": "pgvector {version} is too old; memlane needs {need} or newer (iterative index scans). Upgrade the "
+              "extension: alter extension vector update;",
+        "zh": "pgvector {version} 版本过旧；memlane 需要 {need} 或更新版本（迭代索引扫描）。请升级扩展："
+              "alter extension vector update;",
+    },
+    "pg.no_file_backup": {
+        "en": "file backups are for SQLite; this memlane uses PostgreSQL ({url}). Back it up with pg_dump "
+              "(pg_dump -Fc -f memlane.dump <url>) and restore with pg_restore, or use ./memlane export",
+        "zh": "文件备份只适用于 SQLite；当前 memlane 使用 PostgreSQL（{url}）。请用 pg_dump 备份"
+              "（pg_dump -Fc -f memlane.dump <url>），用 pg_restore 恢复，或使用 ./memlane export",
+    },
+    "config.bad_db_url": {
+        "en": "{key} must be a postgresql:// URL (got {got}); leave it empty to use the SQLite file db_path",
+        "zh": "{key} 必须是 postgresql:// 开头的 URL（得到 {got}）；留空则使用 SQLite 文件 db_path",
+    },
+    "pg.file_only": {
+        "en": "memlane {command} works on a SQLite file and this memlane uses PostgreSQL ({url}); it is not "
+              "available on PostgreSQL yet. Unset MEMLANE_DB_URL (or pass --db FILE) to run it on a file",
+        "zh": "memlane {command} 只适用于 SQLite 文件，而当前 memlane 使用 PostgreSQL（{url}）；PostgreSQL 上暂不支持。"
+              "请取消 MEMLANE_DB_URL（或用 --db 指定文件）后再在文件上运行",
+    },
+    "cli.help.bench_engine": {
+        "en": "benchmark the vector lane on this engine with synthetic vectors (repeat for both: "
+              "--engine postgres --engine sqlite)",
+        "zh": "用合成向量在该引擎上测试向量通道（两个都测：--engine postgres --engine sqlite）",
+    },
+    "cli.help.bench_db_url": {
+        "en": "with --engine postgres: an empty database to use (default: a throwaway local server)",
+        "zh": "配合 --engine postgres：使用的空数据库（默认：临时启动一个本地服务器）",
+    },
+    # --- (end of postgres) ---
 }
 
 

@@ -675,13 +675,17 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
     if not is_loopback(cfg.host) and not token:
         raise Unavailable("server.no_token_remote", host=cfg.host, token_file=str(cfg.token_file))
     db_path = cfg.resolved_db_path()
+    db_label = cfg.db_label()  # the file, or the URL with its password as ***
     transports = ("sse", "http") if cfg.transport == "both" else (cfg.transport,)
-    with db_lock(db_path):
-        private.tighten(private.database_files(db_path))  # files made before the umask rule, or copied in
+    # One daemon per SQLite file; on PostgreSQL any number of daemons share the database.
+    lock = db_lock(db_path) if cfg.engine == "sqlite" else contextlib.nullcontext()
+    with lock:
+        if cfg.engine == "sqlite":
+            private.tighten(private.database_files(db_path))  # files made before the umask rule, or copied in
         sock = bind_socket(cfg.host, cfg.port)
         try:
-            print(t("server.starting", lang, version=__version__, db=db_path), file=sys.stderr, flush=True)
-            memory = Memory(db_path, config=cfg)
+            print(t("server.starting", lang, version=__version__, db=db_label), file=sys.stderr, flush=True)
+            memory = Memory(None if cfg.db_url else db_path, config=cfg)
         except BaseException:
             sock.close()
             raise
@@ -701,7 +705,7 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             port = sock.getsockname()[1]
             host = f"[{cfg.host}]" if ":" in cfg.host else cfg.host
             ready = t("server.ready", lang, url=f"http://{host}:{port}", transports=", ".join(transports),
-                      db=db_path, model=memory.embedder.model)
+                      db=db_label, model=memory.embedder.model)
             if token:
                 ready += " · " + t("server.auth_on", lang)
 

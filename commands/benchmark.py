@@ -1035,6 +1035,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", type=Path, help=t("cli.help.bench_plot"))
     ap.add_argument("--from", dest="sources", type=Path, nargs="*", default=[], help=t("cli.help.bench_from"))
     ap.add_argument("--markdown", action="store_true", help=t("cli.help.bench_markdown"))
+    ap.add_argument("--engine", action="append", choices=("postgres", "sqlite"), help=t("cli.help.bench_engine"))
+    ap.add_argument("--db-url", help=t("cli.help.bench_db_url"))
     ap.add_argument("--child-probe", help=argparse.SUPPRESS)
     ap.add_argument("--child-home", help=argparse.SUPPRESS)
     ap.add_argument("--child-queries", help=argparse.SUPPRESS)
@@ -1055,6 +1057,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     # A SIGTERM must still run the cleanup below (the default handler would skip `finally`).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.engine:  # the vector lane on each engine, synthetic vectors (commands/bench_engines.py)
+        from commands import bench_engines
+
+        rows = bench_engines.main(args.engine, args.chunks, args.queries, args.seed, args.db_url, args.tmpdir)
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+            say("bench.json_written", path=str(args.json))
+        return 0
     if args.coarse_min is not None:
         si.COARSE_MIN_CHUNKS = args.coarse_min
     workdir = Path(tempfile.mkdtemp(prefix="memlane-bench-", dir=args.tmpdir))

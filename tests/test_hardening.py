@@ -3,7 +3,6 @@ on loopback (real SQLite file under tmp_path, real model). See docs/RELIABILITY.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
