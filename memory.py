@@ -25,7 +25,6 @@ import crosslingual as xl
 import entity_resolve as er
 import facts as facts_mod
 import pii
-import search_index as si
 import supersession as sup
 import validate as v
 from config import Config, load_config
@@ -34,10 +33,10 @@ from errors import Conflict, InvalidArgument, MemlaneError, NotFound, TooLarge, 
 from i18n_messages import t as t_msg
 from recall import pipeline
 from recall.query import LANES, Plan, QueryInfo
+from store import locate, open_store
 from store.protocol import NewChunk, chunk_filter
-from store.sqlite import SqliteStore
 from store.sqlite_db import SCHEMA_VERSION, connect, migrate
-from store.util import content_hash, escape_like, fts_quote, is_pg_url, new_id, redact_url
+from store.util import content_hash, escape_like, fts_quote, new_id
 
 __version__ = "0.1.0"
 __all__ = ["LANES", "SCHEMA_VERSION", "Memory", "__version__", "connect", "content_hash", "escape_like",
@@ -68,25 +67,15 @@ class Memory:
         allow_model_change: bool = False,
     ) -> None:
         self.config = config or load_config()
-        url = str(db_path) if is_pg_url(db_path) else (self.config.db_url if db_path is None else "")
-        self.engine = "postgres" if url else "sqlite"
-        # `path` names the database in messages and /health: the file, or the URL with its password as ***.
-        self.path: Path | str = redact_url(url) if url else (
-            Path(db_path) if db_path is not None else self.config.resolved_db_path())
-        self.target: Path | str = url or self.path  # what opens this database again (the URL keeps its password)
-        models = self.config.resolved_db_path().parent if url else Path(self.path).parent
+        self.engine, self.target, self.path = locate(db_path, self.config)
+        # Models (fastembed's tokenizer config) are cached beside the SQLite file, or the default one.
+        models = (self.config.resolved_db_path() if self.engine == "postgres" else Path(self.path)).parent
         models.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder or make_embedder(
             self.config.embedder, self.config.model, self.config.model_path, self.config.dim,
             cache_dir=models / "models",
         )
-        emb = self.embedder
-        if url:
-            from store.postgres import PgStore  # psycopg is imported only when PostgreSQL is used
-
-            self.store: Any = PgStore(url, emb.dim, model=emb.model, lease_s=self.config.embed_lease_s)
-        else:
-            self.store = SqliteStore(self.path, emb.dim, compute_center=lambda: si.center_for(emb), model=emb.model)
+        self.store: Any = open_store(self.engine, self.target, self.embedder, self.config)
         try:
             self.migrations_applied = self.store.migrations_applied
             self._check_model(allow_model_change)
@@ -140,12 +129,6 @@ class Memory:
             return
         self.stop_worker()
         self._pool.shutdown(wait=True)
-        release = getattr(self.store, "release_claims", None)
-        if release is not None:  # PostgreSQL: queued chunks this daemon claimed go back to the others now
-            try:
-                release()
-            except MemlaneError as exc:
-                log.warning("%s", exc.message())
         self.store.close()
         self._closed = True
 

@@ -121,8 +121,13 @@ class PgStore(SharedSql, SqliteBrowse):
             db.execute("update meta set value = value where key = 'schema_version'")
 
     def close(self) -> None:
+        """Hand this daemon's claimed queue rows back (the others need not wait for the lease), then close."""
         if self._closed:
             return
+        try:
+            self.release_claims()
+        except MemlaneError as exc:
+            log.warning("%s", exc.message())
         self._closed = True
         self._pool.close()
 
