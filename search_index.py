@@ -16,6 +16,12 @@ import numpy as np
 # produces from a query is always a bigram of the stored text exactly when LIKE '%word%' matches.
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]+")
 
+# From this many live chunks in a namespace the vector lane searches its approximate index
+# (store/ann.py, usearch HNSW) instead of the exact vec0 scan; measured in docs/BENCHMARKS.md.
+ANN_MIN_CHUNKS = 20_000
+# With filters beyond namespace and liveness, the index is asked for this many times k, then filtered.
+ANN_OVERSAMPLE = 4
+
 # From this many live chunks in a namespace the vector lane uses the coarse bit pass + rescoring;
 # below it the exact float32 scan. The coarse pass is faster but not exact (docs/BENCHMARKS.md:
 # recall@10 0.95-0.98 on real e5 vectors at 7k), so it is kept for sizes where the exact scan is

@@ -16,6 +16,7 @@ import numpy as np
 
 import search_index as si
 from errors import Unavailable
+from store import ann
 
 VEC_TABLES = ("chunk_vec", "chunk_vec_bit")  # vec0 tables with namespace and live columns
 _DIM = re.compile(r"\[\s*(\d+)\s*\]")  # a vector column's dimension in its create statement
@@ -53,6 +54,10 @@ def write_vector(db: Any, seq: int, namespace: str, live: bool, lang: str, vec: 
         (seq, namespace, seq % si.BUCKETS, int(live), si.sign_bits(np.frombuffer(vec, dtype=np.float32), center)),
     )
     db.execute("insert into chunk_vec_f32(seq, embedding) values (?, ?)", (seq, vec))
+    if live:
+        ann.note(db, "put", seq, namespace, vec)
+    else:
+        ann.note(db, "drop", seq)
 
 
 def drop_vector(db: Any, seq: int) -> None:
@@ -60,12 +65,14 @@ def drop_vector(db: Any, seq: int) -> None:
     for table in VEC_TABLES:
         db.execute(f"delete from {table} where rowid = ?", (seq,))
     db.execute("delete from chunk_vec_f32 where seq = ?", (seq,))
+    ann.note(db, "drop", seq)
 
 
 def set_live(db: Any, seq: int, live: bool) -> None:
     """Mirror a chunk's liveness into both vector indexes (they filter on it inside the KNN)."""
     for table in VEC_TABLES:
         db.execute(f"update {table} set live = ? where rowid = ?", (int(live), seq))
+    ann.note(db, "live" if live else "dead", seq)
 
 
 def move_vectors(db: Any, seqs: list[int], dst: str) -> int:
@@ -76,6 +83,11 @@ def move_vectors(db: Any, seqs: list[int], dst: str) -> int:
     db.execute(f"delete from chunk_vec where rowid in ({marks})", seqs)
     db.executemany("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
                    [(r[0], dst, r[1], r[2], r[3]) for r in rows])
+    for r in rows:  # the approximate index of `dst` gains them, that of the old namespace loses them
+        if r[1]:
+            ann.note(db, "put", r[0], dst, r[3])
+        else:
+            ann.note(db, "drop", r[0])
     bits = db.execute(f"select rowid, bucket, live, embedding from chunk_vec_bit where rowid in ({marks})",
                       seqs).fetchall()
     db.execute(f"delete from chunk_vec_bit where rowid in ({marks})", seqs)
@@ -123,6 +135,7 @@ def reset_vectors(db: Any, dim: int, now: str) -> int:
         else:
             db.execute(f'delete from "{name}"')
     db.execute("delete from chunk_vec_f32")
+    ann.note(db, "reset")
     db.execute("insert into embed_queue(chunk_seq, enqueued_at) select seq, ? from chunks where true "
                "on conflict(chunk_seq) do update set attempts = 0, last_error = null", (now,))
     return int(db.execute("select count(*) from embed_queue").fetchone()[0])

@@ -22,7 +22,7 @@ import numpy as np
 
 import search_index as si
 from errors import Conflict, MemlaneError, NotFound, Unavailable
-from store import derived
+from store import ann, derived
 from store.protocol import Filter, Neighbours, NewChunk, QueuedChunk
 from store.sqlite_browse import SqliteBrowse
 from store.sqlite_db import connect, migrate, sql_error
@@ -58,13 +58,16 @@ class SqliteStore(SqliteBrowse):
         self._log_lock = threading.Lock()
         self._log_rows: deque[tuple[Any, ...]] = deque(maxlen=10_000)  # recall_log rows not yet written
         self._closed = False
-        self._writer = connect(self.path)
+        self._writer = connect(self.path, factory=ann.connection_factory)
         try:
             with self._write_lock:
                 self.migrations_applied = migrate(self._writer, self.dim)
         except BaseException:
             self._writer.close()
             raise
+        self._writer.vector_log = []  # vector changes of the open transaction (store/derived.py notes them)
+        self.ann = ann.AnnIndexes(self.path, self.dim, self.reader)
+        self.ann.open(ann.generation(self._writer))
         self._local = threading.local()
         self._readers: list[Any] = []
         self._readers_lock = threading.Lock()
@@ -129,6 +132,7 @@ class SqliteStore(SqliteBrowse):
                 yield self._writer
                 self._writer.execute("commit")
             except BaseException as exc:
+                self._writer.vector_log.clear()
                 try:
                     self._writer.execute("rollback")
                 except Exception:  # the transaction may already be gone (e.g. SQLITE_FULL)
@@ -138,6 +142,10 @@ class SqliteStore(SqliteBrowse):
                 if type(exc).__name__ in ("OperationalError", "DatabaseError", "IntegrityError"):
                     raise sql_error(exc) from exc
                 raise
+            if self._writer.vector_log:  # committed: the approximate indexes follow
+                changes = list(self._writer.vector_log)
+                self._writer.vector_log.clear()
+                self.ann.apply(changes, ann.generation(self._writer), self._vector_of)
         if self._log_rows:  # recall_log rows a recall left because this transaction held the writer
             self.drain_log()
 
@@ -147,6 +155,7 @@ class SqliteStore(SqliteBrowse):
             return
         with self._write_lock:  # wait for the writer once, then write what recalls left
             self.drain_log()
+            self.ann.save()
         with self._readers_lock:
             for conn in self._readers:
                 try:
@@ -192,6 +201,11 @@ class SqliteStore(SqliteBrowse):
                     self.set_meta(db, {"vec_center": center.tobytes().hex(), "vec_center_model": self._model})
                 self._center = center
         return self._center
+
+    def _vector_of(self, seq: int) -> tuple[str, bytes] | None:
+        """(namespace, vector) of a live chunk (a vector made live again rejoins its index)."""
+        return self._writer.execute("select c.namespace, f.embedding from chunks c join chunk_vec_f32 f "
+                                    "on f.seq = c.seq where c.seq = ? and c.valid_until is null", (seq,)).fetchone()
 
     # ------------------------------------------------------------ filters and counts
 
@@ -253,11 +267,20 @@ class SqliteStore(SqliteBrowse):
     # ------------------------------------------------------------ candidate lists
 
     def nearest(self, flt: Filter, qv: np.ndarray, k: int, depth: int | None = None) -> Neighbours:
-        """Exact vec0 KNN, or from COARSE_MIN_CHUNKS live chunks the sign-bit pass (its `depth` best)."""
+        """The exact vec0 KNN, or from ANN_MIN_CHUNKS live chunks the namespace's approximate index
+        (store/ann.py), its hits checked against `chunks`; exact again when too few pass the filter."""
         db = self.reader()
-        if not flt.narrowed and self._live_count(db, flt.namespace, exact_below=0) >= si.COARSE_MIN_CHUNKS:
-            seqs = si.coarse_knn(db, flt.namespace, qv, depth or k, self.center())
-            return Neighbours([(s, 0.0, "") for s in seqs], exact=False)
+        if flt.live_only and self._live_count(db, flt.namespace, exact_below=0) >= si.ANN_MIN_CHUNKS:
+            found = self.ann.search(flt.namespace, qv, k * si.ANN_OVERSAMPLE if flt.narrowed else k + 32)
+            if found is not None:
+                where, args = self._where(flt)
+                langs: dict[int, str] = {}
+                for part in _chunks_of([s for s, _ in found]):
+                    langs.update(db.execute(f"select c.seq, c.lang from chunks c where c.seq in ({_marks(part)}) "
+                                            f"and {where}", (*part, *args)).fetchall())
+                rows = [(s, d, langs[s]) for s, d in found if s in langs][:k]
+                if len(rows) >= min(k, depth or k) or not flt.narrowed:
+                    return Neighbours(rows, exact=False)
         live = " and live = 1" if flt.live_only else ""
         rows = db.execute(
             f"select rowid, distance, lang from chunk_vec where embedding match ? and k = ? and namespace = ?{live}",
