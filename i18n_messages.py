@@ -1332,9 +1332,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "parent folder of the temp work folder",
         "zh": "临时工作目录的上级目录",
     },
-    "cli.help.bench_coarse_min": {
-        "en": "namespace size from which the vector lane uses the coarse bit pass (default {default}; for experiments)",
-        "zh": "向量通道从多大的命名空间开始使用粗筛比特预选（默认 {default}；用于实验）",
+    "cli.help.bench_ann_min": {
+        "en": "namespace size from which the vector lane uses the approximate index (default {default}; for experiments)",
+        "zh": "向量通道从多大的命名空间开始使用近似索引（默认 {default}；用于实验）",
     },
     "cli.help.bench_save_db": {
         "en": "keep a copy of the seeded database here (for experiments)",

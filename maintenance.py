@@ -191,8 +191,6 @@ def check_vectors(db: Any) -> VectorReport:
         r[0]: (r[1], r[2], r[3], r[4])
         for r in db.execute("select rowid, namespace, live, lang, vec_length(embedding) from chunk_vec")}
     rep.vectors = len(vec)
-    # The coarse index mirrors namespace and liveness too: a drift there leaks or hides memories.
-    bits = {r[0]: (r[1], r[2]) for r in db.execute("select rowid, namespace, live from chunk_vec_bit")}
     queued = {r[0] for r in db.execute("select chunk_seq from embed_queue")}
     seen: set[int] = set()
     for seq, ns, lang, live in db.execute("select seq, namespace, lang, valid_until is null from chunks"):
@@ -205,9 +203,9 @@ def check_vectors(db: Any) -> VectorReport:
         vns, vlive, vlang, vdim = got
         if vdim != rep.model_dim:
             rep.wrong_dim.append(seq)
-        elif vns != ns or vlang != lang or (seq in bits and bits[seq][0] != ns):
+        elif vns != ns or vlang != lang:
             rep.wrong_meta.append(seq)
-        elif int(vlive) != int(live) or (seq in bits and int(bits[seq][1]) != int(live)):
+        elif int(vlive) != int(live):
             rep.wrong_live.append(seq)
     rep.orphans = sorted(set(vec) - seen)
     return rep
