@@ -22,31 +22,20 @@ FACTS = ("爱丽丝去年搬到了柏林，在一家软件公司工作。", "Bob
 BOB = "What does Bob drink in the morning?"
 
 
-@pytest.fixture
-def small(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(si, "ANN_MIN_CHUNKS", 1)  # every namespace takes the approximate index
-
-
-def _ready(m: Memory, ns: str) -> None:
-    m.store.ann.get(ns)
-    m.store.ann.wait(60)
-    assert m.store.ann.get(ns) is not None
-
-
 def _near(m: Memory, ns: str, text: str) -> tuple[list[str], bool]:
     got = m.store.nearest(Filter(ns), m.query_vector(text), 10)
     ids = dict(m.store.reader().execute("select seq, id from chunks").fetchall())
     return [ids[s] for s, _, _ in got.rows], got.exact
 
 
-def test_index_is_built_when_missing_saved_on_close_and_mapped_again(tmp_path: Path, cfg, e5, small) -> None:
+def test_index_is_built_when_missing_saved_on_close_and_mapped_again(tmp_path: Path, cfg, e5, ann_index) -> None:
     path = tmp_path / "memory.db"
     with Memory(path, config=cfg, embedder=e5) as m:
         ids = [m.remember(f, namespace="n")["chunk_id"] for f in FACTS]
         assert m.flush(60)
         hits, exact = _near(m, "n", BOB)
         assert exact  # no index yet: searched exactly while it is built
-        _ready(m, "n")
+        ann_index(m, "n")
         hits, exact = _near(m, "n", BOB)
         assert not exact and hits[0] == ids[1] and set(hits) == set(ids)
     assert list((tmp_path / "memory.db.ann").glob("*.usearch"))
@@ -57,16 +46,16 @@ def test_index_is_built_when_missing_saved_on_close_and_mapped_again(tmp_path: P
         p.unlink()
     with Memory(path, config=cfg, embedder=e5) as m:
         assert m.store.ann.get("n") is None  # missing: rebuilt from chunk_vec_f32
-        _ready(m, "n")
+        ann_index(m, "n")
         assert _near(m, "n", BOB) == (hits, False)
 
 
-def test_a_stale_file_is_rebuilt(tmp_path: Path, cfg, e5, small) -> None:
+def test_a_stale_file_is_rebuilt(tmp_path: Path, cfg, e5, ann_index) -> None:
     path = tmp_path / "memory.db"
     with Memory(path, config=cfg, embedder=e5) as m:
         ids = [m.remember(f, namespace="n")["chunk_id"] for f in FACTS]
         assert m.flush(60)
-        _ready(m, "n")
+        ann_index(m, "n")
     # Another process changes vectors without the daemon: the generation moves on, the file is stale.
     with Memory(path, config=cfg, embedder=e5, start_worker=False) as m:
         with m.store.atomic() as db:
@@ -78,15 +67,15 @@ def test_a_stale_file_is_rebuilt(tmp_path: Path, cfg, e5, small) -> None:
         m.store.ann.save()
     with Memory(path, config=cfg, embedder=e5) as m:
         assert m.store.ann.get("n") is None
-        _ready(m, "n")
+        ann_index(m, "n")
         hits, exact = _near(m, "n", BOB)
         assert not exact and ids[1] not in hits and set(hits) == {ids[0], ids[2]}
 
 
-def test_index_follows_writes_forgets_and_updates(mem: Memory, small) -> None:
+def test_index_follows_writes_forgets_and_updates(mem: Memory, ann_index) -> None:
     ids = [mem.remember(f, namespace="n")["chunk_id"] for f in FACTS]
     assert mem.flush(60)
-    _ready(mem, "n")
+    ann_index(mem, "n")
     new = mem.remember("Dana drinks black coffee every morning.", namespace="n")["chunk_id"]
     assert mem.flush(60)
     hits, exact = _near(mem, "n", "What does Dana drink in the morning?")
@@ -101,16 +90,16 @@ def test_index_follows_writes_forgets_and_updates(mem: Memory, small) -> None:
     assert mem.store.ann.get("n").changes > 0  # held in the in-memory delta until the next compaction
 
 
-def test_rename_moves_the_index_and_leaks_nothing(mem: Memory, small) -> None:
+def test_rename_moves_the_index_and_leaks_nothing(mem: Memory, ann_index) -> None:
     moved = [mem.remember(f, namespace="A")["chunk_id"] for f in FACTS]
     assert mem.flush(60)
-    _ready(mem, "A")
+    ann_index(mem, "A")
     mem.rename_namespace("A", "B")
     fresh = mem.remember("Carol keeps her bicycle in the garage.", namespace="A")["chunk_id"]
     assert mem.flush(60)
     hits, exact = _near(mem, "A", BOB)
     assert not exact and hits == [fresh]  # nothing of B is found from the new A
-    _ready(mem, "B")
+    ann_index(mem, "B")
     hits, exact = _near(mem, "B", BOB)
     assert not exact and hits[0] == moved[1] and set(hits) == set(moved)
     from_a = [h["chunk_id"] for h in mem.recall(BOB, namespace="A", lanes=["vector"])["hits"]]

@@ -8,11 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import maintenance
 import portable
-import search_index as si
 import validate
 from memory import Memory
 
@@ -20,22 +17,11 @@ FACTS = ("爱丽丝去年搬到了柏林，在一家软件公司工作。", "Bob
          "The staging server ran out of memory on Friday.")
 
 
-@pytest.fixture
-def approx(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(si, "ANN_MIN_CHUNKS", 1)  # every namespace takes the approximate index
-
-
-def _indexed(m: Memory, ns: str) -> None:
-    m.store.ann.get(ns)
-    m.store.ann.wait(60)
-    assert m.store.ann.get(ns) is not None
-
-
 def _ids(res: dict) -> list[str]:
     return [h["chunk_id"] for h in res["hits"]]
 
 
-def test_an_imported_memory_has_every_derived_row(tmp_path: Path, cfg, e5, approx) -> None:
+def test_an_imported_memory_has_every_derived_row(tmp_path: Path, cfg, e5, ann_index) -> None:
     with Memory(tmp_path / "a.db", config=cfg, embedder=e5) as a:
         ids = [a.remember(f, namespace="n")["chunk_id"] for f in FACTS]
         assert a.flush(60)
@@ -46,16 +32,16 @@ def test_an_imported_memory_has_every_derived_row(tmp_path: Path, cfg, e5, appro
         # A two-character Chinese word is found through the bigram index (chunks_bi).
         assert ids[0] in _ids(b.recall("柏林", namespace="n", lanes=["meta"]))
         # The approximate index is built from chunk_vec_f32: imported vectors are there too.
-        _indexed(b, "n")
+        ann_index(b, "n")
         hits = _ids(b.recall("What does Bob drink in the morning?", namespace="n", lanes=["vector"]))
         assert hits and hits[0] == ids[1]
         assert not maintenance.check_vectors(b.store.reader()).problems
 
 
-def test_rename_moves_the_index_and_leaks_nothing(mem: Memory, approx) -> None:
+def test_rename_moves_the_index_and_leaks_nothing(mem: Memory, ann_index) -> None:
     moved = [mem.remember(f, namespace="A")["chunk_id"] for f in FACTS]
     assert mem.flush(60)
-    _indexed(mem, "A")
+    ann_index(mem, "A")
     mem.rename_namespace("A", "B")
     fresh = mem.remember("Carol keeps her bicycle in the garage.", namespace="A")["chunk_id"]
     assert mem.flush(60)
@@ -69,10 +55,10 @@ def test_rename_moves_the_index_and_leaks_nothing(mem: Memory, approx) -> None:
         {r[0] for r in mem.store.reader().execute("select seq from chunks where namespace = 'B'")}
 
 
-def test_repair_fixes_liveness_and_the_index_follows(mem: Memory, approx) -> None:
+def test_repair_fixes_liveness_and_the_index_follows(mem: Memory, ann_index) -> None:
     ids = [mem.remember(f, namespace="n")["chunk_id"] for f in FACTS]
     assert mem.flush(60)
-    _indexed(mem, "n")
+    ann_index(mem, "n")
     mem.forget(ids[1], namespace="n")
     seq = mem.store.reader().execute("select seq from chunks where id = ?", (ids[1],)).fetchone()[0]
     with mem.store.atomic() as db:  # the drift: the exact index still calls the forgotten memory live
