@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "repair": ("repair_vectors", "data.help.repair"),
     "reembed": ("reembed", "cli.help.reembed"),
     "bench": ("benchmark", "cli.help.bench"),
+    "bench ann": ("bench_ann", "cli.help.bench_ann"),
     "bench dashboard": ("bench_dashboard", "cli.help.bench_dashboard"),
     "bench recall-latency": ("bench_recall_latency", "cli.help.bench_recall_latency"),
     "eval locomo": ("eval_locomo", "cli.help.eval_locomo"),

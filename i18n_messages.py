@@ -1332,6 +1332,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "parent folder of the temp work folder",
         "zh": "临时工作目录的上级目录",
     },
+    "cli.help.bench_ann": {
+        "en": "time exact vector search against the approximate index by namespace size (the crossover)",
+        "zh": "按命名空间大小比较精确向量检索与近似索引的耗时（交叉点）",
+    },
     "cli.help.bench_ann_min": {
         "en": "namespace size from which the vector lane uses the approximate index (default {default}; for experiments)",
         "zh": "向量通道从多大的命名空间开始使用近似索引（默认 {default}；用于实验）",
