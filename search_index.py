@@ -18,7 +18,7 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U000
 
 # From this many live chunks in a namespace the vector lane searches its approximate index
 # (store/ann.py, usearch HNSW) instead of the exact vec0 scan; measured in docs/BENCHMARKS.md.
-ANN_MIN_CHUNKS = 20_000
+ANN_MIN_CHUNKS = 5_000  # `memlane bench ann`: 7x faster than vec0 at 5k, recall@10 0.986 (docs/BENCHMARKS.md)
 # With filters beyond namespace and liveness, the index is asked for this many times k, then filtered.
 ANN_OVERSAMPLE = 4
 

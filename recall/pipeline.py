@@ -33,6 +33,15 @@ class _Now:
         return self._value
 
 
+def read_query(plan: Plan) -> None:
+    """Compute the query readings that fusion and rerank use after the lanes (they do not need the
+    query vector), so that they are ready when the vector lane is."""
+    q = plan.q
+    _ = (q.lang_order, q.stock_codes, q.analysis, q.predicate_classes)
+    if plan.cfg.query_split:
+        _ = q.parts
+
+
 def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
               pool: Executor | None) -> tuple[dict[str, LaneResult], float]:
     """Run the lanes; returns their results in LANES order and the wall time in ms.
@@ -48,6 +57,8 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
         return pool.submit(_timed, fn, *args) if pool is not None else _Now(_timed(fn, *args))
 
     futures: dict[str, Future[LaneResult] | _Now] = {}
+    if pool is not None:
+        pool.submit(read_query, plan)  # while the query is embedded; its readings are cached on plan.q
     if "entity" in want or "graph" in want:
         futures["entity"] = submit(lanes.entity, store, plan)
     if "meta" in want:
