@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("benchmark", "cli.help.bench"),
     "bench ann": ("bench_ann", "cli.help.bench_ann"),
     "bench dashboard": ("bench_dashboard", "cli.help.bench_dashboard"),
+    "bench profile": ("bench_profile", "cli.help.bench_profile"),
     "bench recall-latency": ("bench_recall_latency", "cli.help.bench_recall_latency"),
     "eval locomo": ("eval_locomo", "cli.help.eval_locomo"),
     "eval bilingual": ("eval_bilingual", "cli.help.eval_bilingual"),

@@ -1336,6 +1336,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "time exact vector search against the approximate index by namespace size (the crossover)",
         "zh": "按命名空间大小比较精确向量检索与近似索引的耗时（交叉点）",
     },
+    "cli.help.bench_profile": {
+        "en": "where the time of one recall goes, stage by stage (cProfile, query vectors cached)",
+        "zh": "逐阶段列出一次检索的耗时（cProfile，查询向量已缓存）",
+    },
     "cli.help.bench_ann_min": {
         "en": "namespace size from which the vector lane uses the approximate index (default {default}; for experiments)",
         "zh": "向量通道从多大的命名空间开始使用近似索引（默认 {default}；用于实验）",

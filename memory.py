@@ -75,7 +75,8 @@ class Memory:
             cache_dir=self.path.parent / "models",
         )
         emb = self.embedder
-        self.store = SqliteStore(self.path, emb.dim, compute_center=lambda: si.center_for(emb), model=emb.model)
+        self.store = SqliteStore(self.path, emb.dim, compute_center=lambda: si.center_for(emb), model=emb.model,
+                                 cache_mib=self.config.sqlite_cache_mib)
         try:
             self.migrations_applied = self.store.migrations_applied
             self._check_model(allow_model_change)

@@ -25,7 +25,7 @@ from errors import Conflict, MemlaneError, NotFound, Unavailable
 from store import ann, derived
 from store.protocol import Filter, Neighbours, NewChunk, QueuedChunk
 from store.sqlite_browse import SqliteBrowse
-from store.sqlite_db import connect, migrate, sql_error
+from store.sqlite_db import CACHE_KIB, connect, migrate, sql_error
 from store.util import escape_like, fts_quote, new_id
 
 log = logging.getLogger("memlane")
@@ -49,8 +49,9 @@ class SqliteStore(SqliteBrowse):
     """The SQLite engine. Thread-safe; one instance per process per file."""
 
     def __init__(self, path: str | Path, dim: int, *, compute_center: Callable[[], np.ndarray] | None = None,
-                 model: str = "") -> None:
+                 model: str = "", cache_mib: int | None = None) -> None:
         self.path = Path(path)
+        self._cache_kib = int(cache_mib * 1024) if cache_mib else CACHE_KIB
         self.dim = int(dim)
         self._model = model
         self._compute_center = compute_center
@@ -58,7 +59,7 @@ class SqliteStore(SqliteBrowse):
         self._log_lock = threading.Lock()
         self._log_rows: deque[tuple[Any, ...]] = deque(maxlen=10_000)  # recall_log rows not yet written
         self._closed = False
-        self._writer = connect(self.path, factory=ann.connection_factory)
+        self._writer = connect(self.path, factory=ann.connection_factory, cache_kib=self._cache_kib)
         try:
             with self._write_lock:
                 self.migrations_applied = migrate(self._writer, self.dim)
@@ -92,7 +93,7 @@ class SqliteStore(SqliteBrowse):
             raise Unavailable("db.closed")
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = connect(self.path)
+            conn = connect(self.path, cache_kib=self._cache_kib)
             conn.set_trace_callback(self._trace)
             self._local.conn = conn
             with self._readers_lock:

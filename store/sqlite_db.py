@@ -32,7 +32,8 @@ def _driver() -> Any:
         raise Unavailable("db.no_extension") from None
 
 
-def connect(path: str | Path, *, readonly: bool = False, factory: Callable[[Any], type] | None = None) -> Any:
+def connect(path: str | Path, *, readonly: bool = False, factory: Callable[[Any], type] | None = None,
+            cache_kib: int = CACHE_KIB) -> Any:
     """Open a connection with every pragma memlane relies on, and sqlite-vec loaded; check each one.
 
     `factory(driver)` may return a subclass of the driver's Connection to open instead."""
@@ -70,7 +71,7 @@ def connect(path: str | Path, *, readonly: bool = False, factory: Callable[[Any]
     try:
         conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("pragma foreign_keys = on")
-        conn.execute(f"pragma cache_size = -{CACHE_KIB}")
+        conn.execute(f"pragma cache_size = -{int(cache_kib)}")
         if not readonly:
             (mode,) = conn.execute("pragma journal_mode = wal").fetchone()
             if str(mode).lower() != "wal":

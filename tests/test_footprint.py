@@ -1,4 +1,5 @@
-"""The CC-CEDICT lexicon lives in a read-only SQLite file, not in Python dicts (issue 15)."""
+"""A smaller process (issue 15): the CC-CEDICT lexicon lives in a read-only SQLite file, not in Python
+dicts, and SQLite's page cache per connection is bounded by config."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 import pytest
 
 import crosslingual as xl
+from config import load_config
+from memory import Memory
 
 
 def test_the_lexicon_file_answers_as_the_built_maps(tmp_path: Path) -> None:
@@ -33,3 +36,10 @@ def test_the_cached_file_is_named_by_its_source_and_format(tmp_path: Path) -> No
     first = xl.lexicon_file(src)
     src.write_text("# changed\n#\n", encoding="utf-8")
     assert xl.lexicon_file(src) != first  # a new CC-CEDICT release gets its own file
+
+
+def test_every_connection_takes_the_configured_page_cache(tmp_path: Path, e5) -> None:
+    cfg = load_config({"HOME": str(tmp_path), "MEMLANE_SQLITE_CACHE_MIB": "3"})
+    with Memory(tmp_path / "m.db", config=cfg, embedder=e5, start_worker=False) as m:
+        assert m.store.writer.execute("pragma cache_size").fetchone()[0] == -3 * 1024
+        assert m.store.reader().execute("pragma cache_size").fetchone()[0] == -3 * 1024
