@@ -6,6 +6,8 @@ Copies DB to a temp folder, opens it, embeds the benchmark's queries once (so th
 is warm and the model is out of the picture), then runs each query once under cProfile with the lanes
 one after another (one thread, so a stage's time is its own). Prints the mean milliseconds per recall
 spent inside each stage (cumulative: a stage includes what it calls), and the load average.
+Then, on the same copy: how long `remember` of the longest Chinese memory (random common CJK
+characters, the segmenter's worst case) takes to be acknowledged, and a recall of the longest query.
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ import cProfile
 import dataclasses
 import os
 import pstats
+import random
 import shutil
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 from i18n_messages import t
 
@@ -67,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             for q in queries:
                 mem.recall(q, namespace=args.namespace)
             prof.disable()
+            long = long_texts(mem, args.namespace)
     stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
     print(f"load average: {os.getloadavg()}; {len(queries)} recalls, lanes on one thread, query vectors cached")
     print("| stage | ms per recall |")
@@ -74,4 +80,26 @@ def main(argv: list[str] | None = None) -> int:
     for label, suffix, name in STAGES:
         total = sum(v[3] for (file, _, fn), v in stats.items() if fn == name and file.endswith(suffix))
         print(f"| {label} | {total * 1000 / len(queries):.2f} |")
+    print(f"remember of {long['content_chars']:,} random CJK characters acknowledged in {long['remember_ms']} ms; "
+          f"recall of a {long['query_chars']:,}-character query (random CJK) in {long['recall_ms']} ms, "
+          f"(half CJK, half an English question repeated) in {long['mixed_recall_ms']} ms")
     return 0
+
+
+def long_texts(mem: Any, namespace: str) -> dict[str, Any]:
+    rng = random.Random(7)
+    cfg = mem.config
+
+    def cjk(n: int) -> str:
+        return "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(n))
+
+    content, query = cjk(cfg.max_content_chars), cjk(cfg.max_query_chars)
+    mixed = (cjk(cfg.max_query_chars // 2) + " What did Bob say about the project deadline?" * 40)[: cfg.max_query_chars]
+    out: dict[str, Any] = {"content_chars": len(content), "query_chars": len(query)}
+    for key, fn in (("remember_ms", lambda: mem.remember(content, namespace="long")),
+                    ("recall_ms", lambda: mem.recall(query, namespace=namespace)),
+                    ("mixed_recall_ms", lambda: mem.recall(mixed, namespace=namespace))):
+        t0 = time.perf_counter()
+        fn()
+        out[key] = round((time.perf_counter() - t0) * 1000, 1)
+    return out
