@@ -72,7 +72,9 @@ class SqliteStore(SqliteBrowse):
         self._local = threading.local()
         self._readers: list[Any] = []
         self._readers_lock = threading.Lock()
-        self._ns_counts: dict[str, tuple[float, int]] = {}  # namespace -> (monotonic time, live chunks)
+        self._ns_counts: dict[str, tuple[float, int, int]] = {}  # namespace -> (monotonic time, live chunks, commits)
+        self._memory_counts: dict[str, tuple[int, int]] = {}  # namespace -> (commits, live memories)
+        self._commits = 0  # write transactions committed: a count made since the last one is still exact
         self._center: np.ndarray | None = None
         self._trace: Callable[[str], None] | None = None
         # Milliseconds each recall spent queueing and (when the writer was free) writing its log row;
@@ -132,6 +134,7 @@ class SqliteStore(SqliteBrowse):
             try:
                 yield self._writer
                 self._writer.execute("commit")
+                self._commits += 1
             except BaseException as exc:
                 self._writer.vector_log.clear()
                 try:
@@ -235,14 +238,14 @@ class SqliteStore(SqliteBrowse):
         return f"+c.namespace = ? and {sql}", [flt.namespace, *args]
 
     def _live_count(self, db: Any, namespace: str, exact_below: int = LIVE_COUNT_EXACT_BELOW) -> int:
-        """Live chunks in a namespace: exact below `exact_below`, else recounted at most every 30 s,
-        since the count walks the namespace's index (tens of ms at 1M)."""
-        now = time.monotonic()
+        """Live chunks in a namespace: exact below `exact_below` (recounted only after a commit), else
+        recounted at most every 30 s, since the count walks the namespace's index (tens of ms at 1M)."""
+        now, commits = time.monotonic(), self._commits  # read before counting: a commit meanwhile invalidates
         cached = self._ns_counts.get(namespace)
-        if cached is None or cached[1] < exact_below or now - cached[0] > 30.0:
+        if cached is None or (cached[2] != commits and (cached[1] < exact_below or now - cached[0] > 30.0)):
             n = db.execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null",
                            (namespace,)).fetchone()[0]
-            cached = (now, int(n))
+            cached = (now, int(n), commits)
             self._ns_counts[namespace] = cached
         return cached[1]
 
@@ -254,8 +257,15 @@ class SqliteStore(SqliteBrowse):
         return db.execute(f"select count(*) from chunks c where {where.lstrip('+')}", args).fetchone()[0]
 
     def count_memories(self, namespace: str) -> int:
-        return self.reader().execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null "
-                                     "and c.kind = 'memory'", (namespace,)).fetchone()[0]
+        """Live memories in a namespace; recounted only after a commit (the graph lane asks twice a recall)."""
+        commits = self._commits
+        cached = self._memory_counts.get(namespace)
+        if cached is None or cached[0] != commits:
+            n = self.reader().execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null "
+                                      "and c.kind = 'memory'", (namespace,)).fetchone()[0]
+            cached = (commits, int(n))
+            self._memory_counts[namespace] = cached
+        return cached[1]
 
     def _filter_seqs(self, db: Any, flt: Filter, seqs: list[int]) -> set[int]:
         where, args = self._where(flt)
@@ -838,6 +848,7 @@ class SqliteStore(SqliteBrowse):
                 moved["vectors"] += derived.move_vectors(db, seqs, dst)
             for t in (*NS_TABLES, "recall_log"):
                 moved[t] = db.execute(f"update {t} set namespace = ? where namespace = ?", (dst, src)).rowcount
-        self._ns_counts.pop(src, None)
-        self._ns_counts.pop(dst, None)
+        for cache in (self._ns_counts, self._memory_counts):
+            cache.pop(src, None)
+            cache.pop(dst, None)
         return moved
