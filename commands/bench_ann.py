@@ -12,7 +12,6 @@ columns of one run.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 import search_index as si
+from commands._common import argument_parser
 from i18n_messages import t
 from store.protocol import Filter, NewChunk, QueuedChunk
 from store.sqlite import SqliteStore
@@ -95,11 +95,12 @@ def measure(vecs: np.ndarray, queries: np.ndarray, k: int, workdir: Path) -> dic
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="memlane bench ann", description=t("cli.help.bench_ann"))
+    ap = argument_parser("memlane bench ann", t("cli.help.bench_ann"))
     ap.add_argument("--from-db", type=Path, help=t("cli.help.bench_from_db"))
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 5000, 10000, 20000, 50000])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 5000, 10000, 20000, 50000],
+                    help=t("cli.help.bench_sizes"))
     ap.add_argument("--queries", type=int, default=50, help=t("cli.help.bench_queries"))
-    ap.add_argument("--k", type=int, default=200)
+    ap.add_argument("--k", type=int, default=200, help=t("cli.help.bench_k"))
     ap.add_argument("--seed", type=int, default=42, help=t("cli.help.bench_seed"))
     ap.add_argument("--json", type=Path, help=t("cli.help.bench_json"))
     args = ap.parse_args(argv)

@@ -12,7 +12,6 @@ characters, the segmenter's worst case) takes to be acknowledged, and a recall o
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import dataclasses
 import os
@@ -24,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from commands._common import argument_parser
 from i18n_messages import t
 
 # (label, file suffix, function name) of each stage, in the order a recall runs them.
@@ -49,10 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     from config import load_config
     from memory import Memory
 
-    ap = argparse.ArgumentParser(prog="memlane bench profile", description=t("cli.help.bench_profile"))
+    ap = argument_parser("memlane bench profile", t("cli.help.bench_profile"))
     ap.add_argument("--from-db", type=Path, required=True, help=t("cli.help.bench_from_db"))
     ap.add_argument("--queries", type=int, default=50, help=t("cli.help.bench_queries"))
-    ap.add_argument("--namespace", default=NS)
+    ap.add_argument("--namespace", default=NS, help=t("cli.help.bench_namespace"))
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memlane-profile-") as tmp:
         db = Path(tmp) / "p.db"
