@@ -7,6 +7,7 @@ Everything here goes through `memory.connect()`, so the pragmas and sqlite-vec a
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -126,6 +127,9 @@ def restore(backup_path: Path, db_path: Path) -> tuple[Path | None, str]:
             finally:
                 cur.close()
         db_path.parent.mkdir(parents=True, exist_ok=True)
+        # The approximate index files describe the database being replaced; a restored file could
+        # carry the same vector generation, so they go and are rebuilt from the restored vectors.
+        shutil.rmtree(Path(f"{db_path}.ann"), ignore_errors=True)
         dst = connect(db_path)
         try:
             src.backup(dst)

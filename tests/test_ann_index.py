@@ -137,3 +137,22 @@ def test_recall_at_10_against_exact_search(tmp_path: Path, monkeypatch: pytest.M
         assert abs(exact[0].rows[0][1] - approx[0].rows[0][1]) < 0.01
     finally:
         store.close()
+
+
+def test_a_restore_removes_the_index_files_of_the_replaced_database(tmp_path: Path, cfg, e5, ann_index) -> None:
+    import maintenance
+
+    path = tmp_path / "memory.db"
+    with Memory(path, config=cfg, embedder=e5) as m:
+        m.remember(FACTS[1], namespace="n")
+        assert m.flush(60)
+        m.store.vacuum_into(tmp_path / "backup.db")
+        m.remember(FACTS[2], namespace="n")
+        assert m.flush(60)
+        ann_index(m, "n")
+    assert list((tmp_path / "memory.db.ann").glob("*.usearch"))
+    maintenance.restore(tmp_path / "backup.db", path)
+    assert not (tmp_path / "memory.db.ann").exists()
+    with Memory(path, config=cfg, embedder=e5) as m:
+        ann_index(m, "n")  # rebuilt from the restored vectors: the later memory is not there
+        assert len(_near(m, "n", BOB)[0]) == 1
