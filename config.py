@@ -53,6 +53,7 @@ class Config:
     dim: int = 0  # 0: ask the model
     embed_batch: int = 16
     query_cache_size: int = 1024
+    sqlite_cache_mib: int = 8  # SQLite page cache of each connection (the writer and one per reader thread)
     max_content_chars: int = 32768
     max_query_chars: int = 2000
     max_metadata_bytes: int = 16384
@@ -127,6 +128,7 @@ _RANGES = {
     "dim": (0, 8192),
     "embed_batch": (1, 512),
     "query_cache_size": (0, 1_000_000),
+    "sqlite_cache_mib": (1, 4096),
     "max_content_chars": (1, 10_000_000),
     "max_query_chars": (1, 100_000),
     "max_metadata_bytes": (2, 10_000_000),

@@ -1376,9 +1376,29 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "parent folder of the temp work folder",
         "zh": "临时工作目录的上级目录",
     },
-    "cli.help.bench_coarse_min": {
-        "en": "namespace size from which the vector lane uses the coarse bit pass (default {default}; for experiments)",
-        "zh": "向量通道从多大的命名空间开始使用粗筛比特预选（默认 {default}；用于实验）",
+    "cli.help.bench_ann": {
+        "en": "time exact vector search against the approximate index by namespace size (the crossover)",
+        "zh": "按命名空间大小比较精确向量检索与近似索引的耗时（交叉点）",
+    },
+    "cli.help.bench_profile": {
+        "en": "where the time of one recall goes, stage by stage (cProfile, query vectors cached)",
+        "zh": "逐阶段列出一次检索的耗时（cProfile，查询向量已缓存）",
+    },
+    "cli.help.bench_sizes": {
+        "en": "namespace sizes to measure (live chunks)",
+        "zh": "要测量的命名空间大小（有效记忆条数）",
+    },
+    "cli.help.bench_k": {
+        "en": "neighbours asked for per query (the vector lane asks 200)",
+        "zh": "每个查询请求的近邻数（向量通道请求 200）",
+    },
+    "cli.help.bench_namespace": {
+        "en": "namespace of the saved database to recall from",
+        "zh": "在已保存数据库的哪个命名空间中检索",
+    },
+    "cli.help.bench_ann_min": {
+        "en": "namespace size from which the vector lane uses the approximate index (default {default}; for experiments)",
+        "zh": "向量通道从多大的命名空间开始使用近似索引（默认 {default}；用于实验）",
     },
     "cli.help.bench_save_db": {
         "en": "keep a copy of the seeded database here (for experiments)",

@@ -1,7 +1,7 @@
 """Query understanding: lexical terms without stop/question words, compound-question splitting, intents.
 
-Pure functions over the query text (English and 中文); no database, no global state beyond jieba's
-read-only segmenter (through entity_resolve).
+Pure functions over the query text (English and 中文); no database, no global state beyond the
+read-only segmenter (rjieba, through entity_resolve).
 """
 
 from __future__ import annotations

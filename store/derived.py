@@ -1,8 +1,9 @@
 """The one owner of a chunk's derived rows on SQLite.
 
 A chunk row in `chunks` fans out into full-text rows (`chunks_fts`, `chunks_tri`, `chunks_bi`),
-vectors (`chunk_vec` exact, `chunk_vec_bit` coarse sign bits, `chunk_vec_f32` for rescoring) and, until
-its vector exists, an `embed_queue` row. Every write, close, move and repair of those rows is a
+vectors (`chunk_vec` for the exact scan, `chunk_vec_f32` that the approximate index files of
+store/ann.py are built from; each change is noted for them) and, until its vector exists, an
+`embed_queue` row. Every write, close, move and repair of those rows is a
 function here, called inside the caller's write transaction. 0.1.0 had four copies of this fan-out,
 and they drifted (an import without bigrams, a rename that left the bit index behind).
 """
@@ -16,8 +17,9 @@ import numpy as np
 
 import search_index as si
 from errors import Unavailable
+from store import ann
 
-VEC_TABLES = ("chunk_vec", "chunk_vec_bit")  # vec0 tables with namespace and live columns
+VEC_TABLES = ("chunk_vec",)  # vec0 tables with namespace and live columns
 _DIM = re.compile(r"\[\s*(\d+)\s*\]")  # a vector column's dimension in its create statement
 
 
@@ -41,31 +43,34 @@ def dequeue(db: Any, seq: int) -> None:
 
 
 def write_vector(db: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes, center: np.ndarray) -> None:
-    """Store one chunk's vector three ways: exact (chunk_vec), coarse sign bits (chunk_vec_bit) and
-    float32 for rescoring (chunk_vec_f32). Re-embedding replaces all three."""
+    """Store one chunk's vector for the exact scan (chunk_vec) and as float32 (chunk_vec_f32), and note
+    it for the approximate index. Re-embedding replaces both. `center` is no longer used (it placed the
+    sign-bit codes the approximate index replaced)."""
     # A vec0 delete of a rowid that is not there is slow, so look in the plain table first.
     if db.execute("select 1 from chunk_vec_f32 where seq = ?", (seq,)).fetchone():
         drop_vector(db, seq)
     db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?, ?, ?, ?, ?)",
                (seq, namespace, int(live), lang, vec))
-    db.execute(
-        "insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) values (?, ?, ?, ?, vec_bit(?))",
-        (seq, namespace, seq % si.BUCKETS, int(live), si.sign_bits(np.frombuffer(vec, dtype=np.float32), center)),
-    )
     db.execute("insert into chunk_vec_f32(seq, embedding) values (?, ?)", (seq, vec))
+    if live:
+        ann.note(db, "put", seq, namespace, vec)
+    else:
+        ann.note(db, "drop", seq)
 
 
 def drop_vector(db: Any, seq: int) -> None:
-    """Remove a chunk's vector from all three tables (its chunk is then re-queued by the caller)."""
+    """Remove a chunk's vector from both tables and its index (its chunk is then re-queued by the caller)."""
     for table in VEC_TABLES:
         db.execute(f"delete from {table} where rowid = ?", (seq,))
     db.execute("delete from chunk_vec_f32 where seq = ?", (seq,))
+    ann.note(db, "drop", seq)
 
 
 def set_live(db: Any, seq: int, live: bool) -> None:
-    """Mirror a chunk's liveness into both vector indexes (they filter on it inside the KNN)."""
+    """Mirror a chunk's liveness into chunk_vec (it filters on it inside the KNN) and the approximate index."""
     for table in VEC_TABLES:
         db.execute(f"update {table} set live = ? where rowid = ?", (int(live), seq))
+    ann.note(db, "live" if live else "dead", seq)
 
 
 def move_vectors(db: Any, seqs: list[int], dst: str) -> int:
@@ -76,31 +81,12 @@ def move_vectors(db: Any, seqs: list[int], dst: str) -> int:
     db.execute(f"delete from chunk_vec where rowid in ({marks})", seqs)
     db.executemany("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
                    [(r[0], dst, r[1], r[2], r[3]) for r in rows])
-    bits = db.execute(f"select rowid, bucket, live, embedding from chunk_vec_bit where rowid in ({marks})",
-                      seqs).fetchall()
-    db.execute(f"delete from chunk_vec_bit where rowid in ({marks})", seqs)
-    db.executemany("insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) values (?,?,?,?,vec_bit(?))",
-                   [(r[0], dst, r[1], r[2], r[3]) for r in bits])
+    for r in rows:  # the approximate index of `dst` gains them, that of the old namespace loses them
+        if r[1]:
+            ann.note(db, "put", r[0], dst, r[3])
+        else:
+            ann.note(db, "drop", r[0])
     return len(rows)
-
-
-def rebuild_bits(db: Any, center: np.ndarray, batch: int = 5000) -> int:
-    """Recompute every coarse code from chunk_vec_f32 (after the centre or BUCKETS changed); in the
-    caller's transaction. Returns the number of rows written."""
-    db.execute("delete from chunk_vec_bit")
-    done, last = 0, -1
-    while True:
-        rows = db.execute(
-            "select f.seq, f.embedding, v.namespace, v.live from chunk_vec_f32 f join chunk_vec v on v.rowid = f.seq "
-            "where f.seq > ? order by f.seq limit ?", (last, batch)).fetchall()
-        if not rows:
-            return done
-        db.executemany(
-            "insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) values (?, ?, ?, ?, vec_bit(?))",
-            [(seq, ns, seq % si.BUCKETS, live, si.sign_bits(np.frombuffer(blob, dtype=np.float32), center))
-             for seq, blob, ns, live in rows])
-        done += len(rows)
-        last = rows[-1][0]
 
 
 def vec_tables(db: Any) -> list[tuple[str, str]]:
@@ -123,6 +109,7 @@ def reset_vectors(db: Any, dim: int, now: str) -> int:
         else:
             db.execute(f'delete from "{name}"')
     db.execute("delete from chunk_vec_f32")
+    ann.note(db, "reset")
     db.execute("insert into embed_queue(chunk_seq, enqueued_at) select seq, ? from chunks where true "
                "on conflict(chunk_seq) do update set attempts = 0, last_error = null", (now,))
     return int(db.execute("select count(*) from embed_queue").fetchone()[0])

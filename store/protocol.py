@@ -64,12 +64,13 @@ class NewChunk:
 class Neighbours:
     """Nearest vectors: (seq, cosine distance, memory language), nearest first.
 
-    `exact` is False when an approximate pass produced them; such rows carry no calibrated
-    distances, so recall uses their order as it is.
+    `exact` is False when an approximate pass produced them. `scored` is False when their distances
+    are not calibrated cosine distances; recall then uses their order as it is.
     """
 
     rows: list[tuple[int, float, str]] = field(default_factory=list)
     exact: bool = True
+    scored: bool = True
 
 
 @dataclass(frozen=True)

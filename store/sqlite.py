@@ -20,11 +20,11 @@ import numpy as np
 
 import search_index as si
 from errors import MemlaneError, Unavailable
-from store import derived
+from store import ann, derived
 from store.protocol import Filter, Neighbours, QueuedChunk
-from store.shared import SharedSql, _marks
+from store.shared import LIVE_COUNT_EXACT_BELOW, SharedSql, _chunks_of, _marks
 from store.sqlite_browse import SqliteBrowse
-from store.sqlite_db import connect, migrate, sql_error
+from store.sqlite_db import CACHE_KIB, connect, migrate, sql_error
 from store.util import escape_like, fts_quote, new_id
 
 log = logging.getLogger("memlane")
@@ -57,8 +57,9 @@ class SqliteStore(SharedSql, SqliteBrowse):
             moved += derived.move_vectors(db, seqs, dst)
 
     def __init__(self, path: str | Path, dim: int, *, compute_center: Callable[[], np.ndarray] | None = None,
-                 model: str = "") -> None:
+                 model: str = "", cache_mib: int | None = None) -> None:
         self.path = Path(path)
+        self._cache_kib = int(cache_mib * 1024) if cache_mib else CACHE_KIB
         self.dim = int(dim)
         self._model = model
         self._compute_center = compute_center
@@ -66,17 +67,22 @@ class SqliteStore(SharedSql, SqliteBrowse):
         self._log_lock = threading.Lock()
         self._log_rows: deque[tuple[Any, ...]] = deque(maxlen=10_000)  # recall_log rows not yet written
         self._closed = False
-        self._writer = connect(self.path)
+        self._writer = connect(self.path, factory=ann.connection_factory, cache_kib=self._cache_kib)
         try:
             with self._write_lock:
                 self.migrations_applied = migrate(self._writer, self.dim)
         except BaseException:
             self._writer.close()
             raise
+        self._writer.vector_log = []  # vector changes of the open transaction (store/derived.py notes them)
+        self.ann = ann.AnnIndexes(self.path, self.dim, self.reader)
+        self.ann.open(ann.generation(self._writer))
         self._local = threading.local()
         self._readers: list[Any] = []
         self._readers_lock = threading.Lock()
-        self._ns_counts: dict[str, tuple[float, int]] = {}  # namespace -> (monotonic time, live chunks)
+        self._ns_counts: dict[str, tuple[float, int, int]] = {}  # namespace -> (monotonic time, live chunks, commits)
+        self._memory_counts: dict[str, tuple[int, int]] = {}  # namespace -> (commits, live memories)
+        self._commits = 0  # write transactions committed: a count made since the last one is still exact
         self._center: np.ndarray | None = None
         self._trace: Callable[[str], None] | None = None
         # Milliseconds each recall spent queueing and (when the writer was free) writing its log row;
@@ -97,7 +103,7 @@ class SqliteStore(SharedSql, SqliteBrowse):
             raise Unavailable("db.closed")
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = connect(self.path)
+            conn = connect(self.path, cache_kib=self._cache_kib)
             conn.set_trace_callback(self._trace)
             self._local.conn = conn
             with self._readers_lock:
@@ -136,7 +142,9 @@ class SqliteStore(SharedSql, SqliteBrowse):
             try:
                 yield self._writer
                 self._writer.execute("commit")
+                self._commits += 1
             except BaseException as exc:
+                self._writer.vector_log.clear()
                 try:
                     self._writer.execute("rollback")
                 except Exception:  # the transaction may already be gone (e.g. SQLITE_FULL)
@@ -146,6 +154,10 @@ class SqliteStore(SharedSql, SqliteBrowse):
                 if type(exc).__name__ in ("OperationalError", "DatabaseError", "IntegrityError"):
                     raise sql_error(exc) from exc
                 raise
+            if self._writer.vector_log:  # committed: the approximate indexes follow
+                changes = list(self._writer.vector_log)
+                self._writer.vector_log.clear()
+                self.ann.apply(changes, ann.generation(self._writer), self._vector_of)
         if self._log_rows:  # recall_log rows a recall left because this transaction held the writer
             self.drain_log()
 
@@ -155,6 +167,7 @@ class SqliteStore(SharedSql, SqliteBrowse):
             return
         with self._write_lock:  # wait for the writer once, then write what recalls left
             self.drain_log()
+            self.ann.save()
         with self._readers_lock:
             for conn in self._readers:
                 try:
@@ -206,16 +219,60 @@ class SqliteStore(SharedSql, SqliteBrowse):
                 self._center = center
         return self._center
 
+    def _vector_of(self, seq: int) -> tuple[str, bytes] | None:
+        """(namespace, vector) of a live chunk (a vector made live again rejoins its index)."""
+        return self._writer.execute("select c.namespace, f.embedding from chunks c join chunk_vec_f32 f "
+                                    "on f.seq = c.seq where c.seq = ? and c.valid_until is null", (seq,)).fetchone()
+
     # ------------------------------------------------------------ filters and counts
+
+    def _live_count(self, db: Any, namespace: str, exact_below: int = LIVE_COUNT_EXACT_BELOW) -> int:
+        """Live chunks in a namespace: exact below `exact_below` (recounted only after a commit), else
+        recounted at most every 30 s, since the count walks the namespace's index (tens of ms at 1M)."""
+        now, commits = time.monotonic(), self._commits  # read before counting: a commit meanwhile invalidates
+        cached = self._ns_counts.get(namespace)
+        if cached is None or (cached[2] != commits and (cached[1] < exact_below or now - cached[0] > 30.0)):
+            n = db.execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null",
+                           (namespace,)).fetchone()[0]
+            cached = (now, int(n), commits)
+            self._ns_counts[namespace] = cached
+        return cached[1]
+
+    def count(self, flt: Filter) -> int:
+        db = self.reader()
+        if flt.live_only and not flt.narrowed:
+            return self._live_count(db, flt.namespace)
+        where, args = self._where(flt)
+        return db.execute(f"select count(*) from chunks c where {where.lstrip('+')}", args).fetchone()[0]
+
+    def count_memories(self, namespace: str) -> int:
+        """Live memories in a namespace; recounted only after a commit (the graph lane asks twice a recall)."""
+        commits = self._commits
+        cached = self._memory_counts.get(namespace)
+        if cached is None or cached[0] != commits:
+            n = self.reader().execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null "
+                                      "and c.kind = 'memory'", (namespace,)).fetchone()[0]
+            cached = (commits, int(n))
+            self._memory_counts[namespace] = cached
+        return cached[1]
 
     # ------------------------------------------------------------ candidate lists
 
     def nearest(self, flt: Filter, qv: np.ndarray, k: int, depth: int | None = None) -> Neighbours:
-        """Exact vec0 KNN, or from COARSE_MIN_CHUNKS live chunks the sign-bit pass (its `depth` best)."""
+        """The exact vec0 KNN, or from ANN_MIN_CHUNKS live chunks the namespace's approximate index
+        (store/ann.py), its hits checked against `chunks`; exact again when too few pass the filter."""
         db = self.reader()
-        if not flt.narrowed and self._live_count(db, flt.namespace, exact_below=0) >= si.COARSE_MIN_CHUNKS:
-            seqs = si.coarse_knn(db, flt.namespace, qv, depth or k, self.center())
-            return Neighbours([(s, 0.0, "") for s in seqs], exact=False)
+        if flt.live_only and self._live_count(db, flt.namespace, exact_below=0) >= si.ANN_MIN_CHUNKS:
+            found = self.ann.search(flt.namespace, qv, k * si.ANN_OVERSAMPLE if flt.narrowed else k + 32)
+            if found is not None:
+                where, args = self._where(flt)
+                langs: dict[int, str] = {}
+                for part in _chunks_of([s for s, _ in found]):
+                    langs.update(db.execute(f"select c.seq, c.lang from chunks c where c.seq in ({_marks(part)}) "
+                                            f"and {where}", (*part, *args)).fetchall())
+                rows = [(s, d, langs[s]) for s, d in found if s in langs][:k]
+                if len(rows) >= min(k, depth or k) or not flt.narrowed:
+                    return Neighbours(rows, exact=False)
         live = " and live = 1" if flt.live_only else ""
         rows = db.execute(
             f"select rowid, distance, lang from chunk_vec where embedding match ? and k = ? and namespace = ?{live}",

