@@ -73,6 +73,12 @@ class Config:
     # A strong hit lends half its score to the memories written just before/after it (one conversation).
     # Off: no gain on either dev set in the final runs, and risky where neighbouring memories are unrelated.
     context_expansion: bool = False
+    # Each memory in a thread also has a context vector (itself plus its thread neighbours), searched as
+    # its own list and fused by RRF (docs/QUALITY.md).
+    context_vectors: bool = True
+    # Relative times resolved to dates: the lexical lane matches a question's dates against them and
+    # "when" questions prefer memories that carry a date (docs/QUALITY.md).
+    time_grounding: bool = True
     # The meta and entity lanes run on a thread pool beside the vector lane. Off: one after another
     # (the benchmark's sequential variant, so both variants do the same work).
     parallel_lanes: bool = True

@@ -1393,6 +1393,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "运行哪份代码的 memory.py（默认：当前代码）",
     },
     # --- (end of command line) ---
+    # --- conversations: threads, context vectors, time grounding (issue 17) ---
+    "arg.thread_reserved": {
+        "en": "thread must not start with {prefix}: memlane names its inferred threads that way; pick another name",
+        "zh": "thread 不能以 {prefix} 开头：memlane 推断的线程用这个前缀命名；请换一个名字",
+    },
+    # --- (end of conversations) ---
 }
 
 

@@ -27,6 +27,7 @@ import facts as facts_mod
 import pii
 import search_index as si
 import supersession as sup
+import threads as th
 import validate as v
 from config import Config, load_config
 from embedder import Embedder, make_embedder
@@ -156,9 +157,13 @@ class Memory:
         entities: Any = None,
         metadata: Any = None,
         valid_from: Any = None,
+        thread: Any = None,
         wait_embedded: bool = False,
     ) -> dict[str, Any]:
-        """Store a memory durably; its embedding is queued. See memory_remember in the contract."""
+        """Store a memory durably; its embedding is queued. See memory_remember in the contract.
+
+        Without `thread`, the memory joins the thread of the namespace's previous memory when threads.py
+        says they were said together, else it starts one of its own."""
         cfg = self.config
         ns = v.namespace_arg(namespace)
         text = self._content_arg(content)
@@ -167,6 +172,7 @@ class Memory:
         tag_list = v.str_list_arg(tags, "tags", cfg.max_tags, cfg.max_tag_chars)
         meta = v.metadata_arg(metadata, cfg.max_metadata_bytes)
         vfrom = v.time_arg(valid_from, "valid_from")
+        named = self._thread_arg(thread)
         ents = self._entities_arg(entities)
         text, warnings = pii.apply(text, cfg.pii)  # warn, redact or reject secrets and personal data
         digest = content_hash(text)
@@ -181,7 +187,13 @@ class Memory:
                         "entities": store.chunk_entities(tx, dup), "facts": [],
                         "embedding": store.embedding_state(tx, dup), "warnings": warnings}
             now = v.now_iso()
-            chunk = NewChunk(ns, text, digest, src, imp, tag_list, meta, er.detect_lang(text), now, vfrom or now)
+            last = store.last_memory(tx, ns)
+            prev = None if last is None else th.Previous(
+                last["thread"], last["thread_by"], last["source"], th.session_of(last["metadata"]), last["valid_from"],
+                last["created_at"])
+            thread_id, thread_by = th.choose(named, prev, src, th.session_of(meta), vfrom or now, now, new_id("t"))
+            chunk = NewChunk(ns, text, digest, src, imp, tag_list, meta, er.detect_lang(text), now, vfrom or now,
+                             thread=thread_id, thread_by=thread_by)
             cid, seq = store.insert_chunk(tx, chunk)
             linked = self._link(tx, ns, seq, wanted, now)
             fact_ids = [store.insert_chunk(tx, NewChunk(
@@ -194,6 +206,12 @@ class Memory:
             state = "done" if self.flush(timeout=60) else "queued"
         return {"chunk_id": cid, "namespace": ns, "created": True, "duplicate_of": None,
                 "entities": linked, "facts": fact_ids, "embedding": state, "warnings": warnings}
+
+    def _thread_arg(self, thread: Any) -> str | None:
+        name = v.text_arg(thread, "thread", th.MAX_THREAD_CHARS, required=False)
+        if name and name.startswith(th.INFERRED_PREFIX):
+            raise InvalidArgument("arg.thread_reserved", prefix=th.INFERRED_PREFIX)
+        return name or None
 
     def _content_arg(self, content: Any) -> str:
         text = v.text_arg(content, "content", self.config.max_content_chars)
@@ -497,7 +515,8 @@ class Memory:
                 ns, text, content_hash(text), src if src is not None else row["source"],
                 imp if imp is not None else row["importance"], tag_list if tag_list is not None else row["tags"],
                 meta if meta is not None else row["metadata"], er.detect_lang(text), now, vfrom or now,
-                previous_id=target))
+                previous_id=target, thread=row["thread"], thread_pos=row["thread_pos"],
+                thread_by=row["thread_by"]))  # keeps its place in the thread
             # Entities the caller attached to the old version carry over when the new text still names them.
             carried: list[er.Wanted] = [(n, k, []) for n, k in old_ents if er.norm(n) in er.norm(text) or k == "stock"]
             self._link(tx, ns, seq, er.with_mentions(carried, mentions), now)
@@ -511,7 +530,11 @@ class Memory:
         chain = self.store.version_chain(ns, target)
         if chain is None:
             raise NotFound("nf.chunk", id=target, namespace=ns)
-        return {"versions": chain}
+        out: dict[str, Any] = {"versions": chain}
+        view = self.store.thread_view(ns, chain[-1]["chunk_id"], th.VIEW_SPAN)
+        if view is not None:
+            out["thread"] = th.view_dict(view)
+        return out
 
     # ------------------------------------------------------------ graph and stats
 

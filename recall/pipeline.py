@@ -12,7 +12,7 @@ import numpy as np
 
 from recall import hydrate, lanes, rank
 from recall.fusion import RRF_K, Fused, LaneResult, fuse_lanes, fuse_parts, rrf_merge
-from recall.query import LANES, Plan
+from recall.query import CONTEXT, RANKED, Plan
 from store.protocol import Store
 
 
@@ -55,9 +55,17 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
     results: dict[str, LaneResult] = {}
     vec = None
     if "vector" in want or "graph" in want:
-        vec = _timed(lambda: lanes.vector(store, plan, embed(plan.query)))
+        qv: list[np.ndarray] = []  # the query vector, embedded inside the vector lane's time
+
+        def vector_lane() -> LaneResult:
+            qv.append(embed(plan.query))
+            return lanes.vector(store, plan, qv[0])
+
+        vec = _timed(vector_lane)
         if "vector" in want:
             results["vector"] = vec
+            if plan.cfg.context_vectors:
+                results[CONTEXT] = _timed(lanes.context, store, plan, qv[0])
     if "graph" in want:
         assert vec is not None
         results["graph"] = _timed(lanes.graph, store, plan, futures["entity"].result(), vec)
@@ -71,7 +79,7 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
             meta = results["meta"]
             meta.seqs = rrf_merge([x for x in (meta.seqs, found) if x])[: plan.depth]
     wall = (time.perf_counter() - t0) * 1000
-    return {name: results[name] for name in LANES if name in results}, wall
+    return {name: results[name] for name in RANKED if name in results}, wall
 
 
 def fuse(store: Store, plan: Plan, results: dict[str, LaneResult]) -> Fused:
@@ -96,4 +104,4 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
     if plan.cfg.context_expansion:
         scores = rank.expand_context(store, plan, fused, scores)
     order = sorted(scores, key=lambda s: (-scores[s], min(fused.ranks.get(s, {}).values(), default=RRF_K), -s))
-    return hydrate.hits(store, order[: plan.k], rrf, scores, fused), results, wall
+    return hydrate.hits(store, order[: plan.k], rrf, scores, fused, plan.flt.namespace), results, wall

@@ -24,13 +24,15 @@ def rerank(store: Store, plan: Plan, scores: dict[int, float]) -> dict[int, floa
     q_classes = plan.q.predicate_classes if sw.rerank else frozenset()
     ordered = [(s, rows[s][0], rows[s][1]) for s in top if s in rows]
     newest = rr.newest_in_class(q_classes, ordered) if info.wants_now else set()
+    dated = store.dates_of(top) if info.wants_when and sw.time_grounding else {}
     out = dict(scores)
     for seq in top:
         if seq not in rows:
             continue
         content, valid_from, superseded_by, _ = rows[seq]
         cand = rr.Candidate(content=content, valid_from=valid_from, superseded=bool(superseded_by) and sw.supersession,
-                            names=frozenset(names.get(seq, ())), newest_in_class=seq in newest)
+                            names=frozenset(names.get(seq, ())), newest_in_class=seq in newest,
+                            dated=seq in dated)
         if sw.rerank:
             out[seq] = rr.rerank_score(info, q_classes, cand, scores[seq])
         elif cand.superseded:

@@ -1,8 +1,9 @@
 """The one owner of a chunk's derived rows on SQLite.
 
-A chunk row in `chunks` fans out into full-text rows (`chunks_fts`, `chunks_tri`, `chunks_bi`),
-vectors (`chunk_vec` exact, `chunk_vec_bit` coarse sign bits, `chunk_vec_f32` for rescoring) and, until
-its vector exists, an `embed_queue` row. Every write, close, move and repair of those rows is a
+A chunk row in `chunks` fans out into full-text rows (`chunks_fts`, `chunks_tri`, `chunks_bi`, and
+`chunks_when` for the dates its relative times resolve to), vectors (`chunk_vec` exact, `chunk_vec_bit`
+coarse sign bits, `chunk_vec_f32` for rescoring, `chunk_ctx_vec` for the memory with its thread
+neighbours) and, until its vector exists, an `embed_queue` row. Every write, close, move and repair of those rows is a
 function here, called inside the caller's write transaction. 0.1.0 had four copies of this fan-out,
 and they drifted (an import without bigrams, a rename that left the bit index behind).
 """
@@ -15,9 +16,14 @@ from typing import Any
 import numpy as np
 
 import search_index as si
+import timeground
 from errors import Unavailable
 
-VEC_TABLES = ("chunk_vec", "chunk_vec_bit")  # vec0 tables with namespace and live columns
+VEC_TABLES = ("chunk_vec", "chunk_vec_bit", "chunk_ctx_vec")  # vec0 tables with namespace and live columns
+# A context vector is the memory's vector plus CONTEXT_WEIGHT times each live neighbour's within
+# CONTEXT_BEFORE / CONTEXT_AFTER thread positions, normalized: no second model call (docs/QUALITY.md).
+CONTEXT_BEFORE, CONTEXT_AFTER, CONTEXT_WEIGHT = 1, 1, 1.0
+CONTEXT_THREADS = ("client", "session")  # threads.ASSERTED: only threads something asserts
 _DIM = re.compile(r"\[\s*(\d+)\s*\]")  # a vector column's dimension in its create statement
 
 
@@ -29,6 +35,14 @@ def add_text(db: Any, seq: int, content: str, tags_json: str, source: str | None
     bigrams = si.cjk_bigrams(content)
     if bigrams:
         db.execute("insert into chunks_bi(rowid, bigrams) values (?,?)", (seq, bigrams))
+
+
+def add_dates(db: Any, seq: int, content: str, valid_from: str) -> str:
+    """The derived date text of a chunk's relative times (timeground.py); returns it ('' when none)."""
+    text = timeground.date_text(content, valid_from)
+    if text:
+        db.execute("insert into chunks_when(rowid, dates) values (?, ?)", (seq, text))
+    return text
 
 
 def enqueue(db: Any, seq: int, now: str) -> int:
@@ -76,6 +90,12 @@ def move_vectors(db: Any, seqs: list[int], dst: str) -> int:
     db.execute(f"delete from chunk_vec where rowid in ({marks})", seqs)
     db.executemany("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
                    [(r[0], dst, r[1], r[2], r[3]) for r in rows])
+    ctx = db.execute(f"select rowid, live, lang, embedding from chunk_ctx_vec where rowid in ({marks})",
+                     seqs).fetchall()
+    if ctx:
+        db.execute(f"delete from chunk_ctx_vec where rowid in ({marks})", seqs)
+        db.executemany("insert into chunk_ctx_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
+                       [(r[0], dst, r[1], r[2], r[3]) for r in ctx])
     bits = db.execute(f"select rowid, bucket, live, embedding from chunk_vec_bit where rowid in ({marks})",
                       seqs).fetchall()
     db.execute(f"delete from chunk_vec_bit where rowid in ({marks})", seqs)
@@ -132,3 +152,61 @@ def relive_from_chunk(db: Any, seq: int) -> None:
     """Set both indexes' `live` from the chunk row itself (repair)."""
     (live,) = db.execute("select valid_until is null from chunks where seq = ?", (seq,)).fetchone() or (0,)
     set_live(db, seq, bool(live))
+
+
+# ---------------------------------------------------------------- threads and context vectors
+
+
+def thread_window(db: Any, seq: int, before: int, after: int) -> tuple[list[int], list[int]]:
+    """The live memories up to `before` positions before and `after` after `seq` in its thread,
+    nearest first (the chunk itself may be closed: its neighbours are still found)."""
+    row = db.execute("select namespace, thread, thread_pos from chunks where seq = ?", (seq,)).fetchone()
+    if not row or row[1] is None:
+        return [], []
+    ns, thread, pos = row
+    out: list[list[int]] = []
+    for op, order, n in (("<", "desc", before), (">", "asc", after)):
+        out.append([r[0] for r in db.execute(
+            f"select seq from chunks where namespace = ? and thread = ? and thread_pos {op} ? "
+            f"and valid_until is null and kind = 'memory' order by thread_pos {order} limit ?",
+            (ns, thread, pos, n))] if n > 0 else [])
+    return out[0], out[1]
+
+
+def refresh_context(db: Any, seqs: list[int]) -> int:
+    """Re-make the context vectors of every window that contains one of `seqs` (and their own), after
+    a vector was written or a neighbour closed. Bounded: each seq touches 1 + BEFORE + AFTER windows."""
+    affected: dict[int, None] = {}
+    for seq in seqs:
+        affected[seq] = None
+        # m's window holds seq when m is up to BEFORE positions after it, or up to AFTER before it.
+        prev, nxt = thread_window(db, seq, CONTEXT_AFTER, CONTEXT_BEFORE)
+        for m in (*prev, *nxt):
+            affected[m] = None
+    return sum(_write_context(db, m) for m in affected)
+
+
+def _write_context(db: Any, seq: int) -> int:
+    row = db.execute("select c.namespace, c.lang, f.embedding from chunks c join chunk_vec_f32 f on f.seq = c.seq "
+                     "where c.seq = ? and c.kind = 'memory' and c.valid_until is null "
+                     f"and c.thread_by in ({','.join('?' * len(CONTEXT_THREADS))})", (seq, *CONTEXT_THREADS)).fetchone()
+    if not row:
+        return 0  # closed (its row, if any, is marked not live), not embedded yet, or in no asserted thread
+    ns, lang, blob = row
+    prev, nxt = thread_window(db, seq, CONTEXT_BEFORE, CONTEXT_AFTER)
+    window = [*prev, *nxt]
+    had = db.execute("select 1 from chunk_ctx_vec where rowid = ?", (seq,)).fetchone()
+    if had:
+        db.execute("delete from chunk_ctx_vec where rowid = ?", (seq,))
+    if not window:
+        return 0
+    marks = ",".join("?" * len(window))
+    others = [np.frombuffer(r[0], dtype=np.float32) for r in db.execute(
+        f"select embedding from chunk_vec_f32 where seq in ({marks})", window)]
+    if not others:
+        return 0
+    vec = np.frombuffer(blob, dtype=np.float32) + CONTEXT_WEIGHT * np.sum(others, axis=0)
+    vec = (vec / max(float(np.linalg.norm(vec)), 1e-12)).astype(np.float32)
+    db.execute("insert into chunk_ctx_vec(rowid, namespace, live, lang, embedding) values (?, ?, 1, ?, ?)",
+               (seq, ns, lang, vec.tobytes()))
+    return 1

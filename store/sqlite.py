@@ -23,7 +23,7 @@ import numpy as np
 import search_index as si
 from errors import Conflict, MemlaneError, NotFound, Unavailable
 from store import derived
-from store.protocol import Filter, Neighbours, NewChunk, QueuedChunk
+from store.protocol import Filter, Neighbours, NewChunk, QueuedChunk, ThreadView
 from store.sqlite_browse import SqliteBrowse
 from store.sqlite_db import connect, migrate, sql_error
 from store.util import escape_like, fts_quote, new_id
@@ -32,7 +32,7 @@ log = logging.getLogger("memlane")
 
 LIVE_COUNT_EXACT_BELOW = 20_000  # larger namespaces reuse a live-chunk count for up to 30 s
 LIKE_SCAN_LIMIT = 20000  # matching rows a 2-character CJK lookup reads at most
-FTS_TABLES = {"latin": "chunks_fts", "cjk": "chunks_tri"}  # identifiers from constants only
+FTS_TABLES = {"latin": "chunks_fts", "cjk": "chunks_tri", "when": "chunks_when"}  # identifiers from constants only
 NS_TABLES = ("chunks", "entities", "entity_aliases", "relations")
 
 
@@ -507,12 +507,16 @@ class SqliteStore(SqliteBrowse):
         meta_json = json.dumps(chunk.metadata, ensure_ascii=False, sort_keys=True)
         cur = tx.execute(
             "insert into chunks(id, namespace, content, content_hash, source, importance, tags, metadata, lang, "
-            "kind, parent_id, created_at, valid_from, previous_id) values (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "kind, parent_id, created_at, valid_from, previous_id, thread, thread_pos, thread_by) "
+            "values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (cid, chunk.namespace, chunk.content, chunk.content_hash, chunk.source, chunk.importance, tags_json,
              meta_json, chunk.lang, chunk.kind, chunk.parent_id, chunk.created_at, chunk.valid_from,
-             chunk.previous_id))
+             chunk.previous_id, chunk.thread, chunk.thread_pos, chunk.thread_by))
         seq = cur.lastrowid
+        if chunk.thread is not None and chunk.thread_pos is None:
+            tx.execute("update chunks set thread_pos = seq where seq = ?", (seq,))
         derived.add_text(tx, seq, chunk.content, tags_json, chunk.source, meta_json)
+        derived.add_dates(tx, seq, chunk.content, chunk.valid_from)
         derived.enqueue(tx, seq, chunk.created_at)
         return cid, seq
 
@@ -583,12 +587,13 @@ class SqliteStore(SqliteBrowse):
     def chunk_row(self, tx: Any, chunk_id: str, namespace: str) -> dict[str, Any] | None:
         """The fields a forget or an update reads from a version."""
         row = (tx or self.reader()).execute(
-            "select seq, source, importance, tags, metadata, valid_until, kind from chunks "
+            "select seq, source, importance, tags, metadata, valid_until, kind, thread, thread_pos, thread_by from chunks "
             "where id = ? and namespace = ?", (chunk_id, namespace)).fetchone()
         if not row:
             return None
         return {"seq": row[0], "source": row[1], "importance": row[2], "tags": json.loads(row[3]),
-                "metadata": json.loads(row[4]), "valid_until": row[5], "kind": row[6]}
+                "metadata": json.loads(row[4]), "valid_until": row[5], "kind": row[6], "thread": row[7],
+                "thread_pos": row[8], "thread_by": row[9]}
 
     def successor(self, tx: Any, chunk_id: str) -> str | None:
         row = tx.execute("select id from chunks where previous_id = ?", (chunk_id,)).fetchone()
@@ -600,6 +605,7 @@ class SqliteStore(SqliteBrowse):
         for s in [seq, *children]:
             tx.execute("update chunks set valid_until = ?, forgotten_reason = ? where seq = ?", (now, reason, s))
             derived.set_live(tx, s, False)
+        derived.refresh_context(tx, [seq])  # its neighbours' windows close over the gap
         if reason is not None:
             tx.execute("update relations set valid_until = ?, forgotten_reason = ? "
                        "where chunk_id = ? and valid_until is null", (now, reason or "evidence forgotten", chunk_id))
@@ -651,7 +657,58 @@ class SqliteStore(SqliteBrowse):
                                  np.asarray(vec, dtype=np.float32).tobytes(), center)
             derived.dequeue(tx, item.seq)
             written.append(item.seq)
+        derived.refresh_context(tx, written)
         return written
+
+    # ------------------------------------------------------------ threads and context
+
+    def last_memory(self, tx: Any, namespace: str) -> dict[str, Any] | None:
+        row = tx.execute("select thread, thread_by, source, metadata, valid_from, created_at from chunks "
+                         "where namespace = ? and kind = 'memory' order by seq desc limit 1", (namespace,)).fetchone()
+        if not row:
+            return None
+        return {"thread": row[0], "thread_by": row[1], "source": row[2], "metadata": json.loads(row[3]),
+                "valid_from": row[4], "created_at": row[5]}
+
+    def thread_neighbours(self, flt: Filter, seqs: Sequence[int], span: int) -> dict[int, tuple[list[int], list[int]]]:
+        db = self.reader()
+        out: dict[int, tuple[list[int], list[int]]] = {}
+        for seq in seqs:
+            before, after = derived.thread_window(db, seq, span, span)
+            if before or after:
+                if flt.narrowed:
+                    ok = self._filter_seqs(db, flt, [*before, *after])
+                    before, after = [s for s in before if s in ok], [s for s in after if s in ok]
+                out[seq] = (before, after)
+        return out
+
+    def thread_view(self, namespace: str, chunk_id: str, span: int) -> ThreadView | None:
+        db = self.reader()
+        row = db.execute("select seq, thread from chunks where id = ? and namespace = ?", (chunk_id, namespace)).fetchone()
+        if not row or row[1] is None:
+            return None
+        before, after = derived.thread_window(db, row[0], span, span)
+        texts = {r[0]: (r[1], r[2]) for r in db.execute(
+            f"select seq, id, content from chunks where seq in ({_marks([*before, *after])})", [*before, *after])} \
+            if before or after else {}
+        return ThreadView(row[1], [texts[s] for s in before if s in texts], [texts[s] for s in after if s in texts])
+
+    def nearest_context(self, flt: Filter, qv: np.ndarray, k: int) -> list[int]:
+        db = self.reader()
+        live = " and live = 1" if flt.live_only else ""
+        seqs = [r[0] for r in db.execute(
+            f"select rowid from chunk_ctx_vec where embedding match ? and k = ? and namespace = ?{live}",
+            (np.asarray(qv, dtype=np.float32).tobytes(), k, flt.namespace))]
+        if seqs and flt.narrowed:
+            ok = self._filter_seqs(db, flt, seqs)
+            seqs = [s for s in seqs if s in ok]
+        return seqs
+
+    def dates_of(self, seqs: Sequence[int]) -> dict[int, str]:
+        if not seqs:
+            return {}
+        return dict(self.reader().execute(f"select rowid, dates from chunks_when where rowid in ({_marks(seqs)})",
+                                          list(seqs)).fetchall())
 
     # ------------------------------------------------------------ supersession (inside the vector batch)
 

@@ -124,8 +124,25 @@ def _baseline(conn: Any, dim: int) -> None:
     conn.executescript(SCHEMA_FILE.read_text(encoding="utf-8").replace("{dim}", str(int(dim))))
 
 
+def _threads_and_context(conn: Any, dim: int) -> None:
+    """Version 2 (issue 17): threads of memories said together, their context vectors, grounded dates."""
+    conn.executescript(f"""
+        alter table chunks add column thread text;
+        alter table chunks add column thread_pos integer;
+        alter table chunks add column thread_by text;
+        create index chunks_thread on chunks(namespace, thread, thread_pos) where thread is not null;
+        create virtual table chunk_ctx_vec using vec0(
+            namespace text partition key,
+            live integer,
+            lang text,
+            embedding float[{int(dim)}] distance_metric=cosine
+        );
+        create virtual table chunks_when using fts5(dates, tokenize='porter unicode61 remove_diacritics 2');
+    """)
+
+
 # Append-only. Each entry runs once, in its own BEGIN IMMEDIATE transaction with its version bump.
-MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline]
+MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline, _threads_and_context]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
