@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from recall.fusion import Fused
 import threads as th
+from recall.fusion import Fused
 from recall.query import RANKED
 from store.protocol import Store
 

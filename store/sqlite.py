@@ -14,7 +14,6 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -409,23 +408,6 @@ class SqliteStore(SqliteBrowse):
             names[seq].add(alias)
         return names
 
-    def neighbours_in_time(self, flt: Filter, seq: int, window_s: float) -> list[int]:
-        """The memories written just before and after `seq` with the same source, within `window_s`."""
-        db = self.reader()
-        row = db.execute("select source, created_at from chunks where seq = ?", (seq,)).fetchone()
-        if not row:
-            return []
-        src, created = row
-        where, args = self._where(flt)
-        out = []
-        for op, order in (("<", "desc"), (">", "asc")):
-            n = db.execute(
-                f"select c.seq, c.created_at from chunks c where c.seq {op} ? and {where.lstrip('+')} "
-                f"and c.kind = 'memory' and c.source is ? order by c.seq {order} limit 1", (seq, *args, src)).fetchone()
-            if n and abs((datetime.fromisoformat(n[1]) - datetime.fromisoformat(created)).total_seconds()) <= window_s:
-                out.append(n[0])
-        return out
-
     def hit_rows(self, seqs: Sequence[int]) -> dict[int, dict[str, Any]]:
         if not seqs:
             return {}
@@ -688,9 +670,9 @@ class SqliteStore(SqliteBrowse):
         if not row or row[1] is None:
             return None
         before, after = derived.thread_window(db, row[0], span, span)
+        both = [*before, *after]
         texts = {r[0]: (r[1], r[2]) for r in db.execute(
-            f"select seq, id, content from chunks where seq in ({_marks([*before, *after])})", [*before, *after])} \
-            if before or after else {}
+            f"select seq, id, content from chunks where seq in ({_marks(both)})", both)} if both else {}
         return ThreadView(row[1], [texts[s] for s in before if s in texts], [texts[s] for s in after if s in texts])
 
     def nearest_context(self, flt: Filter, qv: np.ndarray, k: int) -> list[int]:
