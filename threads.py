@@ -8,6 +8,7 @@ starts a thread of its own. Pure: the store reads the previous memory, this modu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,6 +25,8 @@ BY_CLIENT, BY_SESSION, BY_TIME = "client", "session", "time"
 ASSERTED = (BY_CLIENT, BY_SESSION)
 THREAD_GAP_S = 1800  # at most this far apart, in write time and in valid_from, to share a thread (measured)
 SESSION_KEY = "session"  # metadata key that names a conversation's session
+WINDOW_TOKENS = 500  # a context window's text: e5's 512 positions less "passage: " and the special tokens
+CHARS_PER_TOKEN = 2  # clipping by characters, for an embedder that cannot count its tokens
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,14 @@ def choose(explicit: str | None, prev: Previous | None, source: str | None, sess
         assert prev is not None and prev.thread
         return prev.thread, by
     return INFERRED_PREFIX + fresh_id, by
+
+
+def window_text(parts: list[str], clip: Callable[[str, int], str] | None = None) -> str:
+    """The passage a context vector embeds: the window's turns in thread order, one a line, each clipped
+    to an equal share of WINDOW_TOKENS (`clip(text, tokens)`; by characters without one), so a long
+    neighbour cannot push the memory itself out of the model's window."""
+    share = WINDOW_TOKENS // max(1, len(parts))
+    return "\n".join(clip(p, share) if clip else p[: share * CHARS_PER_TOKEN] for p in parts)
 
 
 def view_ids(view: ThreadView) -> dict[str, Any]:

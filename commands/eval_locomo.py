@@ -33,6 +33,7 @@ from commands.evalkit import (
     add_run_arguments,
     fmt,
     make_backend,
+    parse_settings,
     parse_list,
     percentile,
     table,
@@ -100,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from tqdm import tqdm
 
-    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable)
+    settings = parse_settings(args.set)
+    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable, settings)
     per_q: list[dict[str, Any]] = []
     latencies: list[float] = []
     t_ingest = time.perf_counter()
@@ -167,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
                                                             for k in cols] for c, m in by_cat.items()]
     rows.append(["overall"] + [int(overall["n"]) if k == "n" else overall.get(k, float("nan")) for k in cols])
     print(f"\nLoCoMo turn-level recall: {args.path}  lanes={','.join(lanes or LANE_NAMES)}  "
-          f"disabled={','.join(disable) or '-'}  enabled={','.join(enable) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
+          f"disabled={','.join(disable) or '-'}  enabled={','.join(enable) or '-'}  "
+          f"set={','.join(f'{k}={v}' for k, v in settings.items()) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
     print(table(["category"] + cols, rows))
     print("\nfull table: any/frac/all @1/5/10 overall: "
           + "  ".join(f"{m}@{k}={fmt(overall.get(f'{m}@{k}', float('nan')))}" for m in ("any", "frac", "all") for k in KS))

@@ -65,7 +65,11 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
         if "vector" in want:
             results["vector"] = vec
             if plan.cfg.context_vectors:
-                results[CONTEXT] = _timed(lanes.context, store, plan, qv[0])
+                ctx = _timed(lanes.context, store, plan, qv[0])
+                if plan.cfg.context_fusion == "vector":  # a sub-list of the vector lane; graph and bridge
+                    results["vector"] = LaneResult(rrf_merge([vec.seqs, ctx.seqs])[: plan.depth], vec.ms + ctx.ms)
+                else:  # still read the plain vector list
+                    results[CONTEXT] = ctx
     if "graph" in want:
         assert vec is not None
         results["graph"] = _timed(lanes.graph, store, plan, futures["entity"].result(), vec)

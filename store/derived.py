@@ -3,7 +3,7 @@
 A chunk row in `chunks` fans out into full-text rows (`chunks_fts`, `chunks_tri`, `chunks_bi`, and
 `chunks_when` for the dates its relative times resolve to), vectors (`chunk_vec` exact, `chunk_vec_bit`
 coarse sign bits, `chunk_vec_f32` for rescoring, `chunk_ctx_vec` for the memory with its thread
-neighbours) and, until its vector exists, an `embed_queue` row. Every write, close, move and repair of those rows is a
+neighbours) and, until its vectors exist, an `embed_queue` row and a `ctx_queue` row. Every write, close, move and repair of those rows is a
 function here, called inside the caller's write transaction. 0.1.0 had four copies of this fan-out,
 and they drifted (an import without bigrams, a rename that left the bit index behind).
 """
@@ -19,11 +19,15 @@ import search_index as si
 import timeground
 from errors import Unavailable
 
-VEC_TABLES = ("chunk_vec", "chunk_vec_bit", "chunk_ctx_vec")  # vec0 tables with namespace and live columns
-# A context vector is the memory's vector plus CONTEXT_WEIGHT times each live neighbour's within
-# CONTEXT_BEFORE / CONTEXT_AFTER thread positions, normalized: no second model call (docs/QUALITY.md).
-CONTEXT_BEFORE, CONTEXT_AFTER, CONTEXT_WEIGHT = 1, 1, 1.0
+OWN_VEC_TABLES = ("chunk_vec", "chunk_vec_bit")  # vec0 tables of a chunk's own vector
+VEC_TABLES = (*OWN_VEC_TABLES, "chunk_ctx_vec")  # vec0 tables with namespace and live columns
+# A context vector embeds the text of the memory with its live neighbours within CONTEXT_BEFORE /
+# CONTEXT_AFTER thread positions (docs/QUALITY.md); the worker makes it after the memories' own vectors.
+CONTEXT_BEFORE, CONTEXT_AFTER = 1, 1
 CONTEXT_THREADS = ("client", "session")  # threads.ASSERTED: only threads something asserts
+# The chunks that get a context vector (bind CONTEXT_THREADS after it), and how a queued window is re-queued.
+_CTX_ELIGIBLE = f"kind = 'memory' and valid_until is null and thread_by in ({','.join('?' * len(CONTEXT_THREADS))})"
+_CTX_REQUEUE = "on conflict(chunk_seq) do update set gen = gen + 1, attempts = 0, last_error = null"
 _DIM = re.compile(r"\[\s*(\d+)\s*\]")  # a vector column's dimension in its create statement
 
 
@@ -70,8 +74,9 @@ def write_vector(db: Any, seq: int, namespace: str, live: bool, lang: str, vec: 
 
 
 def drop_vector(db: Any, seq: int) -> None:
-    """Remove a chunk's vector from all three tables (its chunk is then re-queued by the caller)."""
-    for table in VEC_TABLES:
+    """Remove a chunk's own vector from all three tables (its chunk is then re-queued by the caller).
+    Its context vector is another text's embedding, re-made only through ctx_queue."""
+    for table in OWN_VEC_TABLES:
         db.execute(f"delete from {table} where rowid = ?", (seq,))
     db.execute("delete from chunk_vec_f32 where seq = ?", (seq,))
 
@@ -145,6 +150,8 @@ def reset_vectors(db: Any, dim: int, now: str) -> int:
     db.execute("delete from chunk_vec_f32")
     db.execute("insert into embed_queue(chunk_seq, enqueued_at) select seq, ? from chunks where true "
                "on conflict(chunk_seq) do update set attempts = 0, last_error = null", (now,))
+    db.execute(f"insert into ctx_queue(chunk_seq, enqueued_at) select seq, ? from chunks where {_CTX_ELIGIBLE} "
+               f"{_CTX_REQUEUE}", (now, *CONTEXT_THREADS))
     return int(db.execute("select count(*) from embed_queue").fetchone()[0])
 
 
@@ -173,9 +180,10 @@ def thread_window(db: Any, seq: int, before: int, after: int) -> tuple[list[int]
     return out[0], out[1]
 
 
-def refresh_context(db: Any, seqs: list[int]) -> int:
-    """Re-make the context vectors of every window that contains one of `seqs` (and their own), after
-    a vector was written or a neighbour closed. Bounded: each seq touches 1 + BEFORE + AFTER windows."""
+def enqueue_context(db: Any, seqs: list[int], now: str) -> int:
+    """Queue the context windows that contain one of `seqs` (and their own) for embedding, after a memory
+    was written, or a neighbour closed or updated. A window already queued gets a new `gen`, so a batch
+    that was embedding its old text does not dequeue it. Bounded: 1 + BEFORE + AFTER windows per seq."""
     affected: dict[int, None] = {}
     for seq in seqs:
         affected[seq] = None
@@ -183,30 +191,50 @@ def refresh_context(db: Any, seqs: list[int]) -> int:
         prev, nxt = thread_window(db, seq, CONTEXT_AFTER, CONTEXT_BEFORE)
         for m in (*prev, *nxt):
             affected[m] = None
-    return sum(_write_context(db, m) for m in affected)
+    if not affected:
+        return 0
+    marks = ",".join("?" * len(affected))
+    return db.execute(f"insert into ctx_queue(chunk_seq, enqueued_at) select seq, ? from chunks "
+                      f"where seq in ({marks}) and {_CTX_ELIGIBLE} {_CTX_REQUEUE}",
+                      (now, *affected, *CONTEXT_THREADS)).rowcount
 
 
-def _write_context(db: Any, seq: int) -> int:
-    row = db.execute("select c.namespace, c.lang, f.embedding from chunks c join chunk_vec_f32 f on f.seq = c.seq "
-                     "where c.seq = ? and c.kind = 'memory' and c.valid_until is null "
-                     f"and c.thread_by in ({','.join('?' * len(CONTEXT_THREADS))})", (seq, *CONTEXT_THREADS)).fetchone()
-    if not row:
-        return 0  # closed (its row, if any, is marked not live), not embedded yet, or in no asserted thread
-    ns, lang, blob = row
-    prev, nxt = thread_window(db, seq, CONTEXT_BEFORE, CONTEXT_AFTER)
-    window = [*prev, *nxt]
-    had = db.execute("select 1 from chunk_ctx_vec where rowid = ?", (seq,)).fetchone()
-    if had:
+def context_windows(db: Any, limit: int) -> list[tuple[int, int, list[str]]]:
+    """Up to `limit` queued windows, fewest failures first: (seq, gen, texts in thread order). `texts` is
+    empty when the memory gets no context vector (closed, in no asserted thread, or alone in it)."""
+    out = []
+    for seq, gen in db.execute("select chunk_seq, gen from ctx_queue order by attempts, chunk_seq limit ?",
+                               (limit,)).fetchall():
+        row = db.execute(f"select content from chunks where seq = ? and {_CTX_ELIGIBLE}",
+                         (seq, *CONTEXT_THREADS)).fetchone()
+        prev, nxt = thread_window(db, seq, CONTEXT_BEFORE, CONTEXT_AFTER) if row else ([], [])
+        if not (prev or nxt):
+            out.append((seq, gen, []))
+            continue
+        both = [*prev, *nxt]
+        text = dict(db.execute(f"select seq, content from chunks where seq in ({','.join('?' * len(both))})",
+                               both).fetchall())
+        out.append((seq, gen, [text[s] for s in reversed(prev)] + [row[0]] + [text[s] for s in nxt]))
+    return out
+
+
+def write_context(db: Any, seq: int, gen: int, vec: bytes | None) -> bool:
+    """Store (or, with no vector, remove) one window's context vector and dequeue it, unless it was
+    re-queued (`gen` moved on) while it was embedded. A closed memory keeps its row, marked not live
+    (as_of recall). Returns True when written or removed."""
+    if not db.execute("delete from ctx_queue where chunk_seq = ? and gen = ?", (seq, gen)).rowcount:
+        return False
+    row = db.execute("select namespace, lang, valid_until is null from chunks where seq = ?", (seq,)).fetchone()
+    if row is None or not row[2]:
+        return False
+    if db.execute("select 1 from chunk_ctx_vec where rowid = ?", (seq,)).fetchone():  # see write_vector
         db.execute("delete from chunk_ctx_vec where rowid = ?", (seq,))
-    if not window:
-        return 0
-    marks = ",".join("?" * len(window))
-    others = [np.frombuffer(r[0], dtype=np.float32) for r in db.execute(
-        f"select embedding from chunk_vec_f32 where seq in ({marks})", window)]
-    if not others:
-        return 0
-    vec = np.frombuffer(blob, dtype=np.float32) + CONTEXT_WEIGHT * np.sum(others, axis=0)
-    vec = (vec / max(float(np.linalg.norm(vec)), 1e-12)).astype(np.float32)
-    db.execute("insert into chunk_ctx_vec(rowid, namespace, live, lang, embedding) values (?, ?, 1, ?, ?)",
-               (seq, ns, lang, vec.tobytes()))
-    return 1
+    if vec is not None:
+        db.execute("insert into chunk_ctx_vec(rowid, namespace, live, lang, embedding) values (?, ?, 1, ?, ?)",
+                   (seq, row[0], row[1], vec))
+    return True
+
+
+def context_failed(db: Any, seqs: list[int], error: str) -> None:
+    db.executemany("update ctx_queue set attempts = attempts + 1, last_error = ? where chunk_seq = ?",
+                   [(error[:500], s) for s in seqs])

@@ -212,8 +212,7 @@ class Store(Protocol):
         ...
 
     def write_vectors(self, tx: Any, items: Sequence[tuple[QueuedChunk, np.ndarray]], center: np.ndarray) -> list[int]:
-        """Store vectors of chunks still queued and dequeue them; returns the seqs written. The context
-        vectors of every window holding one of them are re-made in the same transaction."""
+        """Store vectors of chunks still queued and dequeue them; returns the seqs written."""
         ...
 
     def move_namespace(self, src: str, dst: str) -> dict[str, int]: ...
@@ -247,6 +246,19 @@ class Store(Protocol):
     def pending(self) -> int: ...
 
     def embed_failed(self, seqs: Sequence[int], error: str) -> None: ...
+
+    # ---- the context-window queue (embedded only when the embedding queue is empty)
+    def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
+        """Queued windows: (seq, gen, texts in thread order); no texts when the memory gets no context vector."""
+        ...
+
+    def pending_context(self) -> int: ...
+
+    def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
+        """Store or remove each (seq, gen, vector) and dequeue it, unless it was re-queued meanwhile; returns done."""
+        ...
+
+    def context_failed(self, seqs: Sequence[int], error: str) -> None: ...
 
 
 def chunk_filter(namespace: str, **kw: Any) -> Filter:

@@ -500,6 +500,8 @@ class SqliteStore(SqliteBrowse):
         derived.add_text(tx, seq, chunk.content, tags_json, chunk.source, meta_json)
         derived.add_dates(tx, seq, chunk.content, chunk.valid_from)
         derived.enqueue(tx, seq, chunk.created_at)
+        if chunk.thread is not None:
+            derived.enqueue_context(tx, [seq], chunk.created_at)  # its window and its neighbours'
         return cid, seq
 
     def resolve_entity(self, tx: Any, namespace: str, display: str, key: str, kind: str | None,
@@ -587,7 +589,7 @@ class SqliteStore(SqliteBrowse):
         for s in [seq, *children]:
             tx.execute("update chunks set valid_until = ?, forgotten_reason = ? where seq = ?", (now, reason, s))
             derived.set_live(tx, s, False)
-        derived.refresh_context(tx, [seq])  # its neighbours' windows close over the gap
+        derived.enqueue_context(tx, [seq], now)  # its neighbours' windows close over the gap
         if reason is not None:
             tx.execute("update relations set valid_until = ?, forgotten_reason = ? "
                        "where chunk_id = ? and valid_until is null", (now, reason or "evidence forgotten", chunk_id))
@@ -639,8 +641,21 @@ class SqliteStore(SqliteBrowse):
                                  np.asarray(vec, dtype=np.float32).tobytes(), center)
             derived.dequeue(tx, item.seq)
             written.append(item.seq)
-        derived.refresh_context(tx, written)
         return written
+
+    def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
+        return derived.context_windows(self.reader(), limit)
+
+    def pending_context(self) -> int:
+        return int(self.reader().execute("select count(*) from ctx_queue").fetchone()[0])
+
+    def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
+        return sum(derived.write_context(tx, seq, gen, None if vec is None else
+                                         np.asarray(vec, dtype=np.float32).tobytes()) for seq, gen, vec in items)
+
+    def context_failed(self, seqs: Sequence[int], error: str) -> None:
+        with self.atomic() as db:
+            derived.context_failed(db, list(seqs), error)
 
     # ------------------------------------------------------------ threads and context
 

@@ -141,8 +141,27 @@ def _threads_and_context(conn: Any, dim: int) -> None:
     """)
 
 
+def _context_queue(conn: Any, dim: int) -> None:
+    """Version 3: context vectors embed the text of a memory's thread window, deferred to their own
+    durable queue (`gen` counts refreshes, so a window re-queued while it was embedded is done again).
+    The version-2 rows (sums of stored vectors) are cleared and every asserted thread member queued."""
+    conn.executescript("""
+        create table ctx_queue (
+            chunk_seq integer primary key references chunks(seq),
+            gen integer not null default 0,
+            enqueued_at text not null,
+            attempts integer not null default 0,
+            last_error text
+        );
+        delete from chunk_ctx_vec;
+        insert into ctx_queue(chunk_seq, enqueued_at)
+            select seq, created_at from chunks
+            where kind = 'memory' and valid_until is null and thread_by in ('client', 'session');
+    """)
+
+
 # Append-only. Each entry runs once, in its own BEGIN IMMEDIATE transaction with its version bump.
-MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline, _threads_and_context]
+MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline, _threads_and_context, _context_queue]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -112,36 +112,103 @@ def _vecs(mem: Memory, table: str, ids: list[str]) -> dict[str, np.ndarray]:
     return out
 
 
-def _expected(own: np.ndarray, *others: np.ndarray) -> np.ndarray:
-    from store import derived
-
-    v = own + derived.CONTEXT_WEIGHT * np.sum(others, axis=0)
-    return v / np.linalg.norm(v)
+def _window_vec(e5: Any, *texts: str) -> np.ndarray:
+    """What the worker embeds for a window: the turns in thread order, each clipped to its share."""
+    return e5.embed_passages([th.window_text(list(texts), lambda t, n: e5.clip(t, max_tokens=n))])[0]
 
 
-def test_context_windows_refresh_after_update_and_forget(mem: Memory) -> None:
-    ids = [mem.remember(text, thread="c1")["chunk_id"] for text in (
-        "Ann: did you go anywhere nice?", "Bo: I went to the lake with my sister.", "Ann: how was the water?",
-        "Bo: cold, but we swam anyway.")]
-    mem.flush()
-    base = _vecs(mem, "chunk_vec_f32", ids)
+TURNS = ("Ann: did you go anywhere nice?", "Bo: I went to the lake with my sister.", "Ann: how was the water?",
+         "Bo: cold, but we swam anyway.")
+
+
+def test_context_windows_embed_the_text_and_refresh_after_update_and_forget(mem: Memory, e5: Any) -> None:
+    ids = [mem.remember(text, thread="c1")["chunk_id"] for text in TURNS]
+    assert mem.flush()
     ctx = _vecs(mem, "chunk_ctx_vec", ids)
     assert set(ctx) == set(ids)
-    assert np.allclose(ctx[ids[1]], _expected(base[ids[1]], base[ids[0]], base[ids[2]]), atol=1e-5)
-    mem.forget(ids[2])  # ids[1] and ids[3] now neighbour each other
+    assert np.allclose(ctx[ids[1]], _window_vec(e5, *TURNS[:3]), atol=1e-5)
+    assert np.allclose(ctx[ids[0]], _window_vec(e5, *TURNS[:2]), atol=1e-5)  # the first turn: itself + next
+    assert not np.allclose(ctx[ids[1]], _vecs(mem, "chunk_vec_f32", [ids[1]])[ids[1]], atol=1e-3)
+    mem.forget(ids[2])  # ids[1] and ids[3] now neighbour each other: both windows are queued again
+    queued = {r[0] for r in mem.store.reader().execute("select c.id from ctx_queue q join chunks c on c.seq = q.chunk_seq")}
+    assert queued == {ids[1], ids[3]}
+    assert mem.flush()
     ctx = _vecs(mem, "chunk_ctx_vec", ids)
-    assert np.allclose(ctx[ids[1]], _expected(base[ids[1]], base[ids[0]], base[ids[3]]), atol=1e-5)
-    assert np.allclose(ctx[ids[3]], _expected(base[ids[3]], base[ids[1]]), atol=1e-5)
+    assert np.allclose(ctx[ids[1]], _window_vec(e5, TURNS[0], TURNS[1], TURNS[3]), atol=1e-5)
+    assert np.allclose(ctx[ids[3]], _window_vec(e5, TURNS[1], TURNS[3]), atol=1e-5)
     live = mem.store.reader().execute("select live from chunk_ctx_vec where rowid = (select seq from chunks "
                                       "where id = ?)", (ids[2],)).fetchone()
     assert live == (0,)  # closed with its memory
-    new = mem.update(ids[0], "Ann: did you go anywhere nice last weekend?")["chunk_id"]
-    mem.flush()
+    new_text = "Ann: did you go anywhere nice last weekend?"
+    new = mem.update(ids[0], new_text)["chunk_id"]
+    assert mem.flush()
     assert _thread(mem, new) == "c1"
-    base.update(_vecs(mem, "chunk_vec_f32", [new]))
     ctx = _vecs(mem, "chunk_ctx_vec", [*ids, new])
-    assert np.allclose(ctx[ids[1]], _expected(base[ids[1]], base[new], base[ids[3]]), atol=1e-5)
-    assert np.allclose(ctx[new], _expected(base[new], base[ids[1]]), atol=1e-5)  # keeps its place: first
+    assert np.allclose(ctx[ids[1]], _window_vec(e5, new_text, TURNS[1], TURNS[3]), atol=1e-5)
+    assert np.allclose(ctx[new], _window_vec(e5, new_text, TURNS[1]), atol=1e-5)  # keeps its place: first
+
+
+class _Counting:
+    """The real model, recording every text it is asked to embed."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.model, self.dim, self.texts = inner, inner.model, inner.dim, []
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return self.inner.embed_passages(texts)
+
+
+def test_context_queue_waits_for_own_vectors_and_resumes_after_restart(tmp_path: Path, cfg: Any, e5: Any) -> None:
+    path = tmp_path / "deferred.db"
+    first = _Counting(e5)
+    with Memory(path, config=cfg, embedder=first, start_worker=False) as m:
+        ids = [m.remember(text, thread="c3")["chunk_id"] for text in TURNS[:3]]
+        m.remember("A note in no thread at all.")
+        assert (m.pending_embeddings(), m.pending_context()) == (4, 3)
+        assert m.embed_pending(max_batches=1) == 4  # the first batch is own vectors only
+        assert (m.pending_embeddings(), m.pending_context()) == (0, 3)
+        assert first.texts[:4] == [*TURNS[:3], "A note in no thread at all."]  # then the centre's probe texts
+        assert not any("\n" in x for x in first.texts)  # no window yet
+        own = _vecs(m, "chunk_vec_f32", ids)
+        assert _vecs(m, "chunk_ctx_vec", ids) == {}
+    again = _Counting(e5)
+    with Memory(path, config=cfg, embedder=again) as m:  # the queue is on disk: the new worker resumes it
+        assert m.flush(timeout=60)
+        assert m.pending_context() == 0
+        assert set(_vecs(m, "chunk_ctx_vec", ids)) == set(ids)
+        assert sorted(again.texts) == sorted([th.window_text(list(TURNS[:2]), lambda t, n: e5.clip(t, max_tokens=n)),
+                                              th.window_text(list(TURNS[:3]), lambda t, n: e5.clip(t, max_tokens=n)),
+                                              th.window_text(list(TURNS[1:3]), lambda t, n: e5.clip(t, max_tokens=n))])
+        after = _vecs(m, "chunk_vec_f32", ids)
+        assert all(after[k].tobytes() == own[k].tobytes() for k in ids)  # no own vector embedded twice
+
+
+def test_window_requeued_while_embedded_is_not_dequeued(tmp_path: Path, cfg: Any, e5: Any) -> None:
+    with Memory(tmp_path / "race.db", config=cfg, embedder=e5, start_worker=False) as m:
+        ids = [m.remember(text, thread="c4")["chunk_id"] for text in TURNS[:3]]
+        m.embed_pending(max_batches=1)
+        read = {seq: (gen, parts) for seq, gen, parts in m.store.context_queued(8)}
+        middle = m.store.chunk_row(None, ids[1], "default")["seq"]
+        assert read[middle][1] == list(TURNS[:3])
+        m.forget(ids[2])  # changes the middle window while its old text is "being embedded"
+        vec = e5.embed_passages([th.window_text(read[middle][1])])[0]
+        with m.store.atomic() as tx:
+            assert m.store.write_contexts(tx, [(middle, read[middle][0], vec)]) == 0
+        assert middle in {seq for seq, _, _ in m.store.context_queued(8)}  # still queued, with its new text
+        assert [parts for seq, _, parts in m.store.context_queued(8) if seq == middle] == [list(TURNS[:2])]
+
+
+def test_window_text_clips_each_turn_to_its_share(e5: Any) -> None:
+    long = "Bo: " + "the lake was very cold that morning, " * 200
+    text = th.window_text(["Ann: short.", long, "Ann: next."], lambda t, n: e5.clip(t, max_tokens=n))
+    lines = text.split("\n")
+    assert lines[0] == "Ann: short." and lines[2] == "Ann: next."
+    assert len(lines[1]) < len(long) and e5.clip(text) == text  # the whole window fits e5's 512 tokens
+    assert th.window_text(["abc", "x" * 1000]) == "abc\n" + "x" * (th.WINDOW_TOKENS // 2 * th.CHARS_PER_TOKEN)
 
 
 def test_context_vectors_move_and_are_remade_by_reembedding(mem: Memory) -> None:
@@ -150,7 +217,7 @@ def test_context_vectors_move_and_are_remade_by_reembedding(mem: Memory) -> None
 
     ids = [mem.remember(t, thread="c2", namespace="a") for t in ("Ann: the bus was late again.",
                                                                  "Bo: take the early train tomorrow.")]
-    mem.flush()
+    assert mem.flush()
     before = _vecs(mem, "chunk_ctx_vec", [r["chunk_id"] for r in ids])
     mem.rename_namespace("a", "b")
     db = mem.store.reader()
@@ -158,7 +225,8 @@ def test_context_vectors_move_and_are_remade_by_reembedding(mem: Memory) -> None
     with mem.store.atomic() as tx:
         derived.reset_vectors(tx, mem.embedder.dim, now_iso())
     assert db.execute("select count(*) from chunk_ctx_vec").fetchone()[0] == 0
-    mem.flush()
+    assert mem.pending_context() == 2  # re-embedding queues the windows again
+    assert mem.flush()
     after = _vecs(mem, "chunk_ctx_vec", [r["chunk_id"] for r in ids])
     assert set(after) == set(before)
     assert all(np.allclose(after[k], before[k], atol=1e-5) for k in before)
