@@ -66,9 +66,11 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
             results["vector"] = vec
             if plan.cfg.context_vectors:
                 ctx = _timed(lanes.context, store, plan, qv[0])
-                if plan.cfg.context_fusion == "vector":  # a sub-list of the vector lane; graph and bridge
+                # As a sub-list, RRF-merged inside the vector lane (graph seeds and the bridge still read
+                # the plain vector list), or as a list of its own in the fusion of lanes.
+                if plan.cfg.context_fusion == "vector":
                     results["vector"] = LaneResult(rrf_merge([vec.seqs, ctx.seqs])[: plan.depth], vec.ms + ctx.ms)
-                else:  # still read the plain vector list
+                else:
                     results[CONTEXT] = ctx
     if "graph" in want:
         assert vec is not None

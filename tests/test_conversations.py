@@ -33,6 +33,7 @@ def test_locomo_turns_follow_the_black_box_convention() -> None:
 
 # ---------------------------------------------------------------- threads
 
+import dataclasses  # noqa: E402
 import json  # noqa: E402
 from datetime import date  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -231,8 +232,11 @@ def test_context_vectors_move_and_are_remade_by_reembedding(mem: Memory) -> None
     assert set(after) == set(before)
     assert all(np.allclose(after[k], before[k], atol=1e-5) for k in before)
     hits = mem.recall("which train should I take", namespace="b", top_k=2)["hits"]
-    assert hits and "context" in {lane for h in hits for lane in h["ranks"]}
+    assert hits and "context" not in {lane for h in hits for lane in h["ranks"]}  # merged into "vector"
     assert hits[0]["thread"]["id"] == "c2"
+    mem.config = dataclasses.replace(mem.config, context_fusion="lane")  # recall reads config per call
+    hits = mem.recall("which train should I take", namespace="b", top_k=2)["hits"]
+    assert "context" in {lane for h in hits for lane in h["ranks"]}
 
 
 # ---------------------------------------------------------------- time grounding
