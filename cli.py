@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench dashboard": ("bench_dashboard", "cli.help.bench_dashboard"),
     "bench profile": ("bench_profile", "cli.help.bench_profile"),
     "bench recall-latency": ("bench_recall_latency", "cli.help.bench_recall_latency"),
+    "bench worker": ("bench_worker", "cli.help.bench_worker"),
     "eval locomo": ("eval_locomo", "cli.help.eval_locomo"),
     "eval bilingual": ("eval_bilingual", "cli.help.eval_bilingual"),
 }

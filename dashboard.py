@@ -509,9 +509,13 @@ class Dashboard:
         if detail is None:
             raise NotFound("nf.chunk", id=cid, namespace=ns)
         _json_cols(detail["memory"], "tags", "metadata")
-        versions = mem.history(cid, namespace=ns)["versions"]
-        return {**detail, "versions": versions[-HISTORY_MAX:], "versions_total": len(versions),
-                "current_id": next((x["chunk_id"] for x in reversed(versions) if not x["valid_until"]), None)}
+        history = mem.history(cid, namespace=ns)
+        versions = history["versions"]
+        out = {**detail, "versions": versions[-HISTORY_MAX:], "versions_total": len(versions),
+               "current_id": next((x["chunk_id"] for x in reversed(versions) if not x["valid_until"]), None)}
+        if "thread" in history:  # the memory in its thread: its neighbours before and after
+            out["thread"] = history["thread"]
+        return out
 
     async def api_update(self, request: Request) -> dict[str, Any]:
         body = await self._body(request, ("namespace", "content", "source", "importance", "tags", "metadata"))

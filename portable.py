@@ -211,6 +211,9 @@ class _Importer:
         self._insert(db, "chunks", row)
         seq = db.execute("select seq from chunks where id = ?", (rec["id"],)).fetchone()[0]
         self.derived.add_text(db, seq, row["content"], row.get("tags") or "[]", row.get("source"), row.get("metadata") or "{}")
+        self.derived.add_dates(db, seq, row["content"], row["valid_from"])  # derived: re-made, never imported
+        if row.get("thread") is not None:
+            self.derived.enqueue_context(db, [seq], row["created_at"])  # context vectors too
         for eid in rec.get("entities") or []:
             target = self._eid(db, eid)
             if target is None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import crosslingual as xl
 import query_plan as qp
+import timeground
 from recall.fusion import LaneResult, rrf_merge
 from recall.query import Plan
 from store.protocol import Filter, Store
@@ -46,6 +47,13 @@ def vector(store: Store, plan: Plan, qv: Any) -> LaneResult:
     return LaneResult([r[0] for r in xl.interleave(per_lang)[:depth]])
 
 
+def context(store: Store, plan: Plan, qv: Any) -> LaneResult:
+    """Nearest context vectors: a memory embedded with its thread neighbours matches a question that
+    only its neighbours answer together with it."""
+    depth = plan.depth
+    return LaneResult(store.nearest_context(plan.flt, qv, min(KNN_MAX, depth * (8 if plan.flt.narrowed else 1)))[:depth])
+
+
 def meta(store: Store, plan: Plan) -> LaneResult:
     """Lexical lane: BM25 over words, trigrams for CJK words of 3+, the bigram index for 2-character ones."""
     precise = plan.cfg.lexical_precision
@@ -59,6 +67,10 @@ def meta(store: Store, plan: Plan) -> LaneResult:
         if precise and seqs:
             seqs = covering(store, field, words, seqs)
         lists.append(seqs)
+    dated = timeground.date_words(latin) if plan.cfg.time_grounding else []
+    if dated:
+        # "in May 2023": the dates that relative times were grounded to (derived text) match too.
+        lists.append(store.text_top(flt, "when", dated, depth))
     short = [w for w in cjk if len(w) < 3]
     if short:
         if precise:

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from recall import hydrate, lanes, rank
-from recall.fusion import RRF_K, Fused, LaneResult, fuse_lanes, fuse_parts
-from recall.query import LANES, Plan
+from recall.fusion import RRF_K, Fused, LaneResult, fuse_lanes, fuse_parts, rrf_merge
+from recall.query import CONTEXT, RANKED, Plan
 from store.protocol import Store
 
 
@@ -55,9 +55,23 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
     results: dict[str, LaneResult] = {}
     vec = None
     if "vector" in want or "graph" in want:
-        vec = _timed(lambda: lanes.vector(store, plan, embed(plan.query)))
+        qv: list[np.ndarray] = []  # the query vector, embedded inside the vector lane's time
+
+        def vector_lane() -> LaneResult:
+            qv.append(embed(plan.query))
+            return lanes.vector(store, plan, qv[0])
+
+        vec = _timed(vector_lane)
         if "vector" in want:
             results["vector"] = vec
+            if plan.cfg.context_vectors:
+                ctx = _timed(lanes.context, store, plan, qv[0])
+                # As a sub-list, RRF-merged inside the vector lane (graph seeds and the bridge still read
+                # the plain vector list), or as a list of its own in the fusion of lanes.
+                if plan.cfg.context_fusion == "vector":
+                    results["vector"] = LaneResult(rrf_merge([vec.seqs, ctx.seqs])[: plan.depth], vec.ms + ctx.ms)
+                else:
+                    results[CONTEXT] = ctx
     if "graph" in want:
         assert vec is not None
         results["graph"] = _timed(lanes.graph, store, plan, futures["entity"].result(), vec)
@@ -67,7 +81,7 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
     if plan.cfg.crosslingual and "meta" in results and vec is not None:
         results["meta"] = lanes.with_bridge(store, plan, results["meta"], vec)
     wall = (time.perf_counter() - t0) * 1000
-    return {name: results[name] for name in LANES if name in results}, wall
+    return {name: results[name] for name in RANKED if name in results}, wall
 
 
 def fuse(store: Store, plan: Plan, results: dict[str, LaneResult]) -> Fused:
@@ -92,4 +106,4 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
     if plan.cfg.context_expansion:
         scores = rank.expand_context(store, plan, fused, scores)
     order = sorted(scores, key=lambda s: (-scores[s], min(fused.ranks.get(s, {}).values(), default=RRF_K), -s))
-    return hydrate.hits(store, order[: plan.k], rrf, scores, fused), results, wall
+    return hydrate.hits(store, order[: plan.k], rrf, scores, fused, plan.flt.namespace), results, wall

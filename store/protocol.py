@@ -58,6 +58,9 @@ class NewChunk:
     previous_id: str | None = None
     kind: str = "memory"  # 'memory' or 'fact'
     parent_id: str | None = None
+    thread: str | None = None  # the thread it was said in (threads.py); facts have none
+    thread_pos: int | None = None  # its position in the thread; None: after every earlier memory
+    thread_by: str | None = None  # how it came to the thread: client, session or time (threads.py)
 
 
 @dataclass
@@ -81,6 +84,15 @@ class QueuedChunk:
     namespace: str
     content: str
     lang: str
+
+
+@dataclass(frozen=True)
+class ThreadView:
+    """A memory's thread and its live neighbours, nearest first: (chunk id, content) pairs."""
+
+    thread: str
+    before: list[tuple[str, str]]
+    after: list[tuple[str, str]]
 
 
 class Store(Protocol):
@@ -118,7 +130,8 @@ class Store(Protocol):
         ...
 
     def text_top(self, flt: Filter, field: str, words: Sequence[str], depth: int) -> list[int]:
-        """Best full-text matches of any of `words`: field 'latin' (stemmed words, BM25) or 'cjk' (3+ characters)."""
+        """Best full-text matches of any of `words`: field 'latin' (stemmed words, BM25), 'cjk' (3+
+        characters) or 'when' (the derived dates of relative times)."""
         ...
 
     def term_stats(self, field: str, words: Sequence[str], seqs: Sequence[int]) -> tuple[int, list[int], list[set[int]]]:
@@ -176,8 +189,6 @@ class Store(Protocol):
 
     def alias_norms(self, seqs: Sequence[int]) -> dict[int, set[str]]: ...
 
-    def neighbours_in_time(self, flt: Filter, seq: int, window_s: float) -> list[int]: ...
-
     def hit_rows(self, seqs: Sequence[int]) -> dict[int, dict[str, Any]]:
         """Hydration: seq → the contract's hit fields."""
         ...
@@ -232,7 +243,8 @@ class Store(Protocol):
                         confidence: float, chunk_id: str | None, now: str, valid_from: str) -> tuple[str, bool]: ...
 
     def close_chunk(self, tx: Any, seq: int, chunk_id: str, now: str, reason: str | None) -> None:
-        """Close a version, its facts and their derived rows; with a reason, the relations it is evidence for."""
+        """Close a version, its facts and their derived rows; with a reason, the relations it is evidence for.
+        The context vectors of the windows that held it are re-made without it."""
         ...
 
     def write_vectors(self, tx: Any, items: Sequence[tuple[QueuedChunk, np.ndarray]], center: np.ndarray) -> list[int]:
@@ -274,12 +286,48 @@ class Store(Protocol):
         """memory_stats before formatting: counts, size, and recall latencies since `since`."""
         ...
 
+    # ---- threads and context
+    def last_memory(self, tx: Any, namespace: str) -> dict[str, Any] | None:
+        """The namespace's most recently written memory: {thread, thread_by, source, metadata, valid_from,
+        created_at} (thread inference reads it inside the write transaction)."""
+        ...
+
+    def thread_neighbours(self, flt: Filter, seqs: Sequence[int], span: int) -> dict[int, tuple[list[int], list[int]]]:
+        """For each of `seqs` in a thread: its neighbours that pass `flt`, up to `span` positions before
+        and after, nearest first."""
+        ...
+
+    def thread_view(self, namespace: str, chunk_id: str, span: int) -> ThreadView | None:
+        """A memory's thread and its live neighbours (memory_history, a full hit, the dashboard)."""
+        ...
+
+    def nearest_context(self, flt: Filter, qv: np.ndarray, k: int) -> list[int]:
+        """The k nearest context vectors (a memory with its thread neighbours) that pass `flt`."""
+        ...
+
+    def dates_of(self, seqs: Sequence[int]) -> dict[int, str]:
+        """Derived date text of the chunks that have some."""
+        ...
+
     # ---- the embedding queue
     def queued(self, limit: int) -> list[QueuedChunk]: ...
 
     def pending(self, namespace: str | None = None) -> int: ...
 
     def embed_failed(self, seqs: Sequence[int], error: str) -> None: ...
+
+    # ---- the context-window queue (embedded only when the embedding queue is empty)
+    def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
+        """Queued windows: (seq, gen, texts in thread order); no texts when the memory gets no context vector."""
+        ...
+
+    def pending_context(self) -> int: ...
+
+    def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
+        """Store or remove each (seq, gen, vector) and dequeue it, unless it was re-queued meanwhile; returns done."""
+        ...
+
+    def context_failed(self, seqs: Sequence[int], error: str) -> None: ...
 
 
 def chunk_filter(namespace: str, **kw: Any) -> Filter:
@@ -289,4 +337,4 @@ def chunk_filter(namespace: str, **kw: Any) -> Filter:
     return Filter(namespace, **{k: v for k, v in kw.items() if v is not None})
 
 
-__all__ = ["Filter", "NewChunk", "Neighbours", "QueuedChunk", "Store", "chunk_filter", "Iterator"]
+__all__ = ["Filter", "NewChunk", "Neighbours", "QueuedChunk", "Store", "ThreadView", "chunk_filter", "Iterator"]

@@ -270,12 +270,18 @@ class SharedSql:
         meta_json = json.dumps(chunk.metadata, ensure_ascii=False, sort_keys=True)
         (seq,) = tx.execute(
             "insert into chunks(id, namespace, content, content_hash, source, importance, tags, metadata, lang, "
-            "kind, parent_id, created_at, valid_from, previous_id) values (?,?,?,?,?,?,?,?,?,?,?,?,?,?) returning seq",
+            "kind, parent_id, created_at, valid_from, previous_id, thread, thread_pos, thread_by) "
+            "values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) returning seq",
             (cid, chunk.namespace, chunk.content, chunk.content_hash, chunk.source, chunk.importance, tags_json,
              meta_json, chunk.lang, chunk.kind, chunk.parent_id, chunk.created_at, chunk.valid_from,
-             chunk.previous_id)).fetchone()
+             chunk.previous_id, chunk.thread, chunk.thread_pos, chunk.thread_by)).fetchone()
+        if chunk.thread is not None and chunk.thread_pos is None:
+            tx.execute("update chunks set thread_pos = seq where seq = ?", (seq,))
         self.DERIVED.add_text(tx, seq, chunk.content, tags_json, chunk.source, meta_json)
+        self.DERIVED.add_dates(tx, seq, chunk.content, chunk.valid_from)
         self.DERIVED.enqueue(tx, seq, chunk.created_at)
+        if chunk.thread is not None:
+            self.DERIVED.enqueue_context(tx, [seq], chunk.created_at)  # its window and its neighbours'
         return cid, int(seq)
 
     def resolve_entity(self, tx: Any, namespace: str, display: str, key: str, kind: str | None,
@@ -326,12 +332,13 @@ class SharedSql:
     def chunk_row(self, tx: Any, chunk_id: str, namespace: str) -> dict[str, Any] | None:
         """The fields a forget or an update reads from a version."""
         row = (tx or self.reader()).execute(
-            "select seq, source, importance, tags, metadata, valid_until, kind from chunks "
-            f"where id = ? and namespace = ?{self.ROW_LOCK if tx else ''}", (chunk_id, namespace)).fetchone()
+            "select seq, source, importance, tags, metadata, valid_until, kind, thread, thread_pos, thread_by "
+            f"from chunks where id = ? and namespace = ?{self.ROW_LOCK if tx else ''}", (chunk_id, namespace)).fetchone()
         if not row:
             return None
         return {"seq": row[0], "source": row[1], "importance": row[2], "tags": json.loads(row[3]),
-                "metadata": json.loads(row[4]), "valid_until": row[5], "kind": row[6]}
+                "metadata": json.loads(row[4]), "valid_until": row[5], "kind": row[6], "thread": row[7],
+                "thread_pos": row[8], "thread_by": row[9]}
 
     def successor(self, tx: Any, chunk_id: str) -> str | None:
         row = tx.execute("select id from chunks where previous_id = ?", (chunk_id,)).fetchone()
@@ -343,6 +350,7 @@ class SharedSql:
         for s in [seq, *children]:
             tx.execute("update chunks set valid_until = ?, forgotten_reason = ? where seq = ?", (now, reason, s))
             self.DERIVED.set_live(tx, s, False)
+        self.DERIVED.enqueue_context(tx, [seq], now)  # its neighbours' windows close over the gap
         if reason is not None:
             tx.execute("update relations set valid_until = ?, forgotten_reason = ? "
                        "where chunk_id = ? and valid_until is null", (now, reason or "evidence forgotten", chunk_id))

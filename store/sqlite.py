@@ -7,6 +7,7 @@ runs it; derived rows go through store/derived.py only.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -21,7 +22,7 @@ import numpy as np
 import search_index as si
 from errors import MemlaneError, Unavailable
 from store import ann, derived
-from store.protocol import Filter, Neighbours, QueuedChunk
+from store.protocol import Filter, Neighbours, QueuedChunk, ThreadView
 from store.shared import LIVE_COUNT_EXACT_BELOW, SharedSql, _chunks_of, _marks
 from store.sqlite_browse import SqliteBrowse
 from store.sqlite_db import CACHE_KIB, connect, migrate, sql_error
@@ -30,7 +31,7 @@ from store.util import escape_like, fts_quote, new_id
 log = logging.getLogger("memlane")
 
 LIKE_SCAN_LIMIT = 20000  # matching rows a 2-character CJK lookup reads at most
-FTS_TABLES = {"latin": "chunks_fts", "cjk": "chunks_tri"}  # identifiers from constants only
+FTS_TABLES = {"latin": "chunks_fts", "cjk": "chunks_tri", "when": "chunks_when"}  # identifiers from constants only
 
 
 class SqliteStore(SharedSql, SqliteBrowse):
@@ -421,6 +422,70 @@ class SqliteStore(SharedSql, SqliteBrowse):
             derived.dequeue(tx, item.seq)
             written.append(item.seq)
         return written
+
+    def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
+        return derived.context_windows(self.reader(), limit)
+
+    def pending_context(self) -> int:
+        return int(self.reader().execute("select count(*) from ctx_queue").fetchone()[0])
+
+    def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
+        return sum(derived.write_context(tx, seq, gen, None if vec is None else
+                                         np.asarray(vec, dtype=np.float32).tobytes()) for seq, gen, vec in items)
+
+    def context_failed(self, seqs: Sequence[int], error: str) -> None:
+        with self.atomic() as db:
+            derived.context_failed(db, list(seqs), error)
+
+    # ------------------------------------------------------------ threads and context
+
+    def last_memory(self, tx: Any, namespace: str) -> dict[str, Any] | None:
+        row = tx.execute("select thread, thread_by, source, metadata, valid_from, created_at from chunks "
+                         "where namespace = ? and kind = 'memory' order by seq desc limit 1", (namespace,)).fetchone()
+        if not row:
+            return None
+        return {"thread": row[0], "thread_by": row[1], "source": row[2], "metadata": json.loads(row[3]),
+                "valid_from": row[4], "created_at": row[5]}
+
+    def thread_neighbours(self, flt: Filter, seqs: Sequence[int], span: int) -> dict[int, tuple[list[int], list[int]]]:
+        db = self.reader()
+        out: dict[int, tuple[list[int], list[int]]] = {}
+        for seq in seqs:
+            before, after = derived.thread_window(db, seq, span, span)
+            if before or after:
+                if flt.narrowed:
+                    ok = self._filter_seqs(db, flt, [*before, *after])
+                    before, after = [s for s in before if s in ok], [s for s in after if s in ok]
+                out[seq] = (before, after)
+        return out
+
+    def thread_view(self, namespace: str, chunk_id: str, span: int) -> ThreadView | None:
+        db = self.reader()
+        row = db.execute("select seq, thread from chunks where id = ? and namespace = ?", (chunk_id, namespace)).fetchone()
+        if not row or row[1] is None:
+            return None
+        before, after = derived.thread_window(db, row[0], span, span)
+        both = [*before, *after]
+        texts = {r[0]: (r[1], r[2]) for r in db.execute(
+            f"select seq, id, content from chunks where seq in ({_marks(both)})", both)} if both else {}
+        return ThreadView(row[1], [texts[s] for s in before if s in texts], [texts[s] for s in after if s in texts])
+
+    def nearest_context(self, flt: Filter, qv: np.ndarray, k: int) -> list[int]:
+        db = self.reader()
+        live = " and live = 1" if flt.live_only else ""
+        seqs = [r[0] for r in db.execute(
+            f"select rowid from chunk_ctx_vec where embedding match ? and k = ? and namespace = ?{live}",
+            (np.asarray(qv, dtype=np.float32).tobytes(), k, flt.namespace))]
+        if seqs and flt.narrowed:
+            ok = self._filter_seqs(db, flt, seqs)
+            seqs = [s for s in seqs if s in ok]
+        return seqs
+
+    def dates_of(self, seqs: Sequence[int]) -> dict[int, str]:
+        if not seqs:
+            return {}
+        return dict(self.reader().execute(f"select rowid, dates from chunks_when where rowid in ({_marks(seqs)})",
+                                          list(seqs)).fetchall())
 
     # ------------------------------------------------------------ supersession (inside the vector batch)
 

@@ -128,8 +128,44 @@ def _baseline(conn: Any, dim: int) -> None:
     conn.executescript(SCHEMA_FILE.read_text(encoding="utf-8").replace("{dim}", str(int(dim))))
 
 
+def _threads_and_context(conn: Any, dim: int) -> None:
+    """Version 2 (issue 17): threads of memories said together, their context vectors, grounded dates."""
+    conn.executescript(f"""
+        alter table chunks add column thread text;
+        alter table chunks add column thread_pos integer;
+        alter table chunks add column thread_by text;
+        create index chunks_thread on chunks(namespace, thread, thread_pos) where thread is not null;
+        create virtual table chunk_ctx_vec using vec0(
+            namespace text partition key,
+            live integer,
+            lang text,
+            embedding float[{int(dim)}] distance_metric=cosine
+        );
+        create virtual table chunks_when using fts5(dates, tokenize='porter unicode61 remove_diacritics 2');
+    """)
+
+
+def _context_queue(conn: Any, dim: int) -> None:
+    """Version 3: context vectors embed the text of a memory's thread window, deferred to their own
+    durable queue (`gen` counts refreshes, so a window re-queued while it was embedded is done again).
+    The version-2 rows (sums of stored vectors) are cleared and every asserted thread member queued."""
+    conn.executescript("""
+        create table ctx_queue (
+            chunk_seq integer primary key references chunks(seq),
+            gen integer not null default 0,
+            enqueued_at text not null,
+            attempts integer not null default 0,
+            last_error text
+        );
+        delete from chunk_ctx_vec;
+        insert into ctx_queue(chunk_seq, enqueued_at)
+            select seq, created_at from chunks
+            where kind = 'memory' and valid_until is null and thread_by in ('client', 'session');
+    """)
+
+
 # Append-only. Each entry runs once, in its own BEGIN IMMEDIATE transaction with its version bump.
-MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline]
+MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline, _threads_and_context, _context_queue]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -261,7 +261,7 @@ def test_recall_log_and_lane_overlap(mem):
     total_wall = total_lanes = 0.0
     for lanes_json, wall, details in rows:
         lanes = json.loads(lanes_json)
-        assert set(lanes) == {"vector", "graph", "meta", "entity"}
+        assert set(lanes) == {"vector", "graph", "meta", "entity"}  # the context list is merged into vector
         total_lanes += sum(x["ms"] for x in lanes.values())
         total_wall += wall
         top = json.loads(details)
