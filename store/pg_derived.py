@@ -17,6 +17,7 @@ import numpy as np
 
 import entity_resolve as er
 import search_index as si
+from store import derived as sqlite_derived
 from store.postgres_db import TS_CONFIG
 
 TEXT_SQL = (f"insert into chunk_text(seq, latin, cjk, bigrams) values (?, to_tsvector('{TS_CONFIG}', ?), "
@@ -101,3 +102,20 @@ def reset_vectors(db: Any, now: str) -> int:
 def relive_from_chunk(db: Any, seq: int) -> None:
     db.execute("update chunk_vec v set live = (c.valid_until is null) from chunks c where c.seq = v.seq and v.seq = ?",
                (seq,))
+
+
+# ---------------------------------------------------------------- threads (issue 17)
+# Threads are kept on PostgreSQL (migration 2); context vectors and grounded dates are SQLite-only for
+# now: these keep the engine-neutral write path, and recall gets no context list or dates here.
+
+thread_window = sqlite_derived.thread_window  # plain SQL, the same on both engines
+
+
+def add_dates(db: Any, seq: int, content: str, valid_from: str) -> str:
+    """No grounded dates on PostgreSQL yet."""
+    return ""
+
+
+def enqueue_context(db: Any, seqs: list[int], now: str) -> int:
+    """No context vectors on PostgreSQL yet."""
+    return 0

@@ -200,6 +200,8 @@ class PgStore(SharedSql, SqliteBrowse):
         return Neighbours([(int(r[0]), float(r[1]), r[2]) for r in rows])
 
     def text_top(self, flt: Filter, field: str, words: Sequence[str], depth: int) -> list[int]:
+        if field == "when":  # grounded dates are SQLite-only for now
+            return []
         where, args = self._where(flt)
         with self.connection() as db:
             if field == "latin":
@@ -346,6 +348,26 @@ class PgStore(SharedSql, SqliteBrowse):
             pg_derived.dequeue(tx, item.seq)
             written.append(item.seq)
         return written
+
+    # ------------------------------------------------------------ context vectors and dates (SQLite only for now)
+
+    def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
+        return []
+
+    def pending_context(self) -> int:
+        return 0
+
+    def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
+        return 0
+
+    def context_failed(self, seqs: Sequence[int], error: str) -> None:
+        """Nothing is queued on PostgreSQL, so nothing fails."""
+
+    def nearest_context(self, flt: Filter, qv: np.ndarray, k: int) -> list[int]:
+        return []
+
+    def dates_of(self, seqs: Sequence[int]) -> dict[int, str]:
+        return {}
 
     def release_claims(self) -> int:
         """Hand this daemon's claimed rows back at a clean stop (others need not wait for the lease)."""

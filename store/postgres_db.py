@@ -292,8 +292,19 @@ def _baseline(dim: int) -> list[str]:
     ]
 
 
+def _threads(dim: int) -> list[str]:
+    """Version 2: a memory's thread (issue 17), as SQLite's migration 2 adds it. Context vectors and
+    grounded dates are not kept on PostgreSQL yet (store/pg_derived.py says so)."""
+    return [
+        "alter table chunks add column thread text",
+        "alter table chunks add column thread_pos bigint",
+        "alter table chunks add column thread_by text",
+        "create index chunks_thread on chunks(namespace, thread, thread_pos)",
+    ]
+
+
 # Append-only. Each entry runs once, in its own transaction with its version bump.
-MIGRATIONS = [_baseline]
+MIGRATIONS = [_baseline, _threads]
 SCHEMA_VERSION = len(MIGRATIONS)
 VERSION_TABLE = "memlane_schema"
 MIGRATION_LOCK = 0x6D656D6C616E65  # 'memlane': daemons starting together migrate one at a time

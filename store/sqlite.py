@@ -7,7 +7,6 @@ runs it; derived rows go through store/derived.py only.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -22,7 +21,7 @@ import numpy as np
 import search_index as si
 from errors import MemlaneError, Unavailable
 from store import ann, derived
-from store.protocol import Filter, Neighbours, QueuedChunk, ThreadView
+from store.protocol import Filter, Neighbours, QueuedChunk
 from store.shared import LIVE_COUNT_EXACT_BELOW, SharedSql, _chunks_of, _marks
 from store.sqlite_browse import SqliteBrowse
 from store.sqlite_db import CACHE_KIB, connect, migrate, sql_error
@@ -438,37 +437,6 @@ class SqliteStore(SharedSql, SqliteBrowse):
             derived.context_failed(db, list(seqs), error)
 
     # ------------------------------------------------------------ threads and context
-
-    def last_memory(self, tx: Any, namespace: str) -> dict[str, Any] | None:
-        row = tx.execute("select thread, thread_by, source, metadata, valid_from, created_at from chunks "
-                         "where namespace = ? and kind = 'memory' order by seq desc limit 1", (namespace,)).fetchone()
-        if not row:
-            return None
-        return {"thread": row[0], "thread_by": row[1], "source": row[2], "metadata": json.loads(row[3]),
-                "valid_from": row[4], "created_at": row[5]}
-
-    def thread_neighbours(self, flt: Filter, seqs: Sequence[int], span: int) -> dict[int, tuple[list[int], list[int]]]:
-        db = self.reader()
-        out: dict[int, tuple[list[int], list[int]]] = {}
-        for seq in seqs:
-            before, after = derived.thread_window(db, seq, span, span)
-            if before or after:
-                if flt.narrowed:
-                    ok = self._filter_seqs(db, flt, [*before, *after])
-                    before, after = [s for s in before if s in ok], [s for s in after if s in ok]
-                out[seq] = (before, after)
-        return out
-
-    def thread_view(self, namespace: str, chunk_id: str, span: int) -> ThreadView | None:
-        db = self.reader()
-        row = db.execute("select seq, thread from chunks where id = ? and namespace = ?", (chunk_id, namespace)).fetchone()
-        if not row or row[1] is None:
-            return None
-        before, after = derived.thread_window(db, row[0], span, span)
-        both = [*before, *after]
-        texts = {r[0]: (r[1], r[2]) for r in db.execute(
-            f"select seq, id, content from chunks where seq in ({_marks(both)})", both)} if both else {}
-        return ThreadView(row[1], [texts[s] for s in before if s in texts], [texts[s] for s in after if s in texts])
 
     def nearest_context(self, flt: Filter, qv: np.ndarray, k: int) -> list[int]:
         db = self.reader()
