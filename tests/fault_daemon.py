@@ -28,8 +28,8 @@ extra = os.environ.get("RELIABILITY_EXTRA_PAGES")
 if extra:
     _connect = sqlite_store.connect
 
-    def connect(path, *, readonly=False):  # type: ignore[no-untyped-def]
-        conn = _connect(path, readonly=readonly)
+    def connect(path, **kwargs):  # type: ignore[no-untyped-def]
+        conn = _connect(path, **kwargs)
         (pages,) = conn.execute("pragma page_count").fetchone()
         conn.execute(f"pragma max_page_count = {int(pages) + int(extra)}")
         return conn
