@@ -127,6 +127,10 @@ def test_search_shows_lanes_ranks_score_entities_tags(page: object, world: tuple
     pg.fill("input[name=tags]", "home")
     pg.click("#search-form button[type=submit]")
     _wait(pg, "search")
+    # The view is already marked ready from the first search: wait for the filtered list to replace it.
+    deadline = time.monotonic() + 30
+    while pg.locator(".hit").count() != 1 and time.monotonic() < deadline:
+        pg.wait_for_timeout(50)
     assert pg.locator(".hit").count() == 1 and "Berlin" in pg.locator(".hit").first.inner_text()
 
 
