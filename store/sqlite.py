@@ -238,13 +238,6 @@ class SqliteStore(SharedSql, SqliteBrowse):
             self._ns_counts[namespace] = cached
         return cached[1]
 
-    def count(self, flt: Filter) -> int:
-        db = self.reader()
-        if flt.live_only and not flt.narrowed:
-            return self._live_count(db, flt.namespace)
-        where, args = self._where(flt)
-        return db.execute(f"select count(*) from chunks c where {where.lstrip('+')}", args).fetchone()[0]
-
     def count_memories(self, namespace: str) -> int:
         """Live memories in a namespace; recounted only after a commit (the graph lane asks twice a recall)."""
         commits = self._commits
