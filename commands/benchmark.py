@@ -1062,6 +1062,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help=t("cli.help.bench_markdown"))
     ap.add_argument("--engine", action="append", choices=("postgres", "sqlite"), help=t("cli.help.bench_engine"))
     ap.add_argument("--db-url", help=t("cli.help.bench_db_url"))
+    ap.add_argument("--engine-vectors", choices=("composed", "clustered"), default="composed",
+                    help=t("cli.help.bench_engine_vectors"))
+    ap.add_argument("--hnsw", type=int, nargs=2, metavar=("M", "EF_CONSTRUCTION"),
+                    help=t("cli.help.bench_hnsw", m=16, ef=64))
     ap.add_argument("--child-probe", help=argparse.SUPPRESS)
     ap.add_argument("--child-home", help=argparse.SUPPRESS)
     ap.add_argument("--child-queries", help=argparse.SUPPRESS)
@@ -1085,7 +1089,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.engine:  # the vector lane on each engine, synthetic vectors (commands/bench_engines.py)
         from commands import bench_engines
 
-        rows = bench_engines.main(args.engine, args.chunks, args.queries, args.seed, args.db_url, args.tmpdir)
+        m, efc = args.hnsw or (None, None)
+        rows = bench_engines.main(args.engine, args.chunks, args.queries, args.seed, args.db_url, args.tmpdir,
+                                  args.engine_vectors, m, efc)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
             say("bench.json_written", path=str(args.json))

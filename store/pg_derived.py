@@ -89,10 +89,24 @@ def move_vectors(db: Any, src: str, dst: str) -> int:
     return int(db.execute("update chunk_vec set namespace = ? where namespace = ?", (dst, src)).rowcount)
 
 
-def reset_vectors(db: Any, now: str) -> int:
-    """Clear every vector and queue every chunk with its attempts reset (re-embedding starts here).
-    The column's dimension is the model's (a new dimension needs a new database on PostgreSQL)."""
+def table_dim(db: Any) -> int:
+    """The dimension of chunk_vec.embedding (pgvector keeps it as the column's type modifier)."""
+    row = db.execute("select a.atttypmod from pg_attribute a where a.attrelid = 'chunk_vec'::regclass "
+                     "and a.attname = 'embedding'").fetchone()
+    return int(row[0]) if row and row[0] and int(row[0]) > 0 else 0
+
+
+def reset_vectors(db: Any, dim: int, now: str) -> int:
+    """Clear every vector and queue every chunk with its attempts reset (re-embedding and a dimension
+    repair start here). A new dimension changes the column's type and rebuilds the HNSW index, inside
+    the caller's transaction. Returns the chunks queued."""
+    from store.postgres_db import hnsw_index_sql
+
     db.execute("delete from chunk_vec")
+    if table_dim(db) != int(dim):
+        db.execute("drop index if exists chunk_vec_hnsw")
+        db.execute(f"alter table chunk_vec alter column embedding type vector({int(dim)})")
+        db.execute(hnsw_index_sql())
     db.execute("insert into embed_queue(chunk_seq, enqueued_at) select seq, ? from chunks "
                "on conflict (chunk_seq) do update set attempts = 0, last_error = null, claimed_by = null, "
                "claimed_at = null", (now,))

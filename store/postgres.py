@@ -197,7 +197,7 @@ class PgStore(SharedSql, SqliteBrowse):
                 f"where v.namespace = ?{live} and {where} order by v.embedding <=> ? limit ?",
                 (q, flt.namespace, *args, q, k)).fetchall()
         rows.sort(key=lambda r: (r[1], r[0]))  # relaxed_order: nearly sorted; make it sorted
-        return Neighbours([(int(r[0]), float(r[1]), r[2]) for r in rows])
+        return Neighbours([(int(r[0]), float(r[1]), r[2]) for r in rows], exact=False)
 
     def text_top(self, flt: Filter, field: str, words: Sequence[str], depth: int) -> list[int]:
         if field == "when":  # grounded dates are SQLite-only for now
@@ -396,5 +396,5 @@ class PgStore(SharedSql, SqliteBrowse):
 
     # ------------------------------------------------------------ maintenance
 
-    def reset_vectors(self, tx: Any, now: str) -> int:
-        return pg_derived.reset_vectors(tx, now)
+    def reset_vectors(self, tx: Any, dim: int, now: str) -> int:
+        return pg_derived.reset_vectors(tx, dim, now)

@@ -20,6 +20,13 @@ from errors import MemlaneError, Unavailable
 from store.util import redact_text, redact_url
 
 MIN_PGVECTOR = (0, 8, 0)  # iterative index scans (hnsw.iterative_scan) keep filtered recall
+APP_NAME = "memlane"  # application_name of every connection (pg_stat_activity)
+HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64  # pgvector's defaults; docs/BENCHMARKS.md measures them
+
+
+def hnsw_index_sql(m: int = HNSW_M, ef_construction: int = HNSW_EF_CONSTRUCTION) -> str:
+    return (f"create index chunk_vec_hnsw on chunk_vec using hnsw (embedding vector_cosine_ops) "
+            f"with (m = {int(m)}, ef_construction = {int(ef_construction)})")
 LOCK_TIMEOUT_S = 10  # the SQLite busy timeout's equivalent: a write waits this long for a row lock
 TS_CONFIG = "memlane_en"  # English stemming without a stop-word list, as FTS5's porter tokenizer
 
@@ -147,7 +154,8 @@ def open_pool(url: str, *, max_size: int = 8) -> Any:
         register_vector(conn)
         conn.execute("select set_config('lock_timeout', %s, false)", (f"{LOCK_TIMEOUT_S}s",))
 
-    pool = ConnectionPool(url, min_size=1, max_size=max_size, kwargs={"autocommit": True}, configure=configure,
+    pool = ConnectionPool(url, min_size=1, max_size=max_size, kwargs={"autocommit": True, **_app_name(url)},
+                          configure=configure,
                           check=ConnectionPool.check_connection, open=False, name="memlane")
     try:
         pool.open(wait=True, timeout=30)
@@ -157,14 +165,40 @@ def open_pool(url: str, *, max_size: int = 8) -> Any:
     return pool
 
 
-def connect_once(url: str) -> Any:
-    """One autocommit connection (for migrations, before the pool exists)."""
+def _app_name(url: str) -> dict[str, str]:
+    """application_name = memlane, unless the URL sets its own: other_sessions() counts these."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        given = conninfo_to_dict(url).get("application_name")
+    except Exception:  # a malformed URL fails in connect, with the typed error
+        given = None
+    return {} if given else {"application_name": APP_NAME}
+
+
+def connect_once(url: str, timeout: float = 30) -> Any:
+    """One autocommit connection (for migrations, before the pool exists, and for the tools)."""
     import psycopg
 
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=30)
+        return psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(timeout)), **_app_name(url))
     except psycopg.Error as exc:
         raise db_error(exc, url) from None  # `from None`: the driver's own text may carry the URL
+
+
+def other_sessions(url: str) -> int:
+    """How many other memlane sessions (daemons, library users) are connected to this database now."""
+    import psycopg
+
+    conn = connect_once(url)
+    try:
+        (app,) = conn.execute("select current_setting('application_name')").fetchone()
+        return int(conn.execute("select count(*) from pg_stat_activity where datname = current_database() "
+                                "and application_name = %s and pid <> pg_backend_pid()", (app,)).fetchone()[0])
+    except psycopg.Error as exc:
+        raise db_error(exc, url) from None
+    finally:
+        conn.close()
 
 
 # ---------------------------------------------------------------- migrations
@@ -266,7 +300,7 @@ def _baseline(dim: int) -> list[str]:
             embedding vector({d}) not null,
             written_by text)""",
         "create index chunk_vec_ns on chunk_vec(namespace, live)",
-        "create index chunk_vec_hnsw on chunk_vec using hnsw (embedding vector_cosine_ops)",
+        hnsw_index_sql(),
         # The queue is shared by every daemon: a claim (claimed_by, claimed_at) is a lease; a daemon that
         # dies leaves its rows to the others once the lease has expired.
         f"""create table embed_queue (

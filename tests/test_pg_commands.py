@@ -87,3 +87,119 @@ def test_export_on_postgres_matches_the_api_export(tmp_path: Path, pg_url: str, 
                   MEMLANE_DB_URL=pg_url)
     assert res.returncode == 0, res.stderr
     assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == want
+
+
+# ---------------------------------------------------------------- init, health, repair, reembed
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_init_creates_then_reports_current_on_postgres(tmp_path: Path, pg_url: str, lang: str) -> None:
+    pw = urlsplit(pg_url).password
+    first = run_cli("init", "--db", pg_url, home=tmp_path, lang=lang)
+    assert first.returncode == 0, first.stderr
+    again = run_cli("init", "--db", pg_url, home=tmp_path, lang=lang)
+    assert again.returncode == 0, again.stderr
+    from store.postgres_db import SCHEMA_VERSION
+
+    word_new, word_same = ("created", "nothing to do") if lang == "en" else ("已创建", "无需操作")
+    assert word_new in first.stdout and f"{SCHEMA_VERSION}" in first.stdout and ":***@" in first.stdout
+    assert word_same in again.stdout and word_new not in again.stdout
+    assert pw not in first.stdout + first.stderr + again.stdout + again.stderr
+
+
+def test_health_reads_postgres_without_the_password(tmp_path: Path, pg_url: str, cfg, e5) -> None:
+    with Memory(pg_url, config=cfg, embedder=e5) as m:
+        m.remember("Alice moved to Berlin", entities=["Alice"])
+        m.remember("爱丽丝喜欢柏林的冬天")
+        assert m.flush(60)
+        m.recall("Where does Alice live?")
+    res = run_cli("health", "--db", pg_url, "--json", "--url", "http://127.0.0.1:9/", "--timeout", "0.5",
+                  home=tmp_path)
+    out = json.loads(res.stdout)
+    checks = {c["name"]: c for c in out["checks"]}
+    assert checks["daemon"]["level"] == "red"  # nothing listens on port 9: exit code 2
+    assert res.returncode == 2
+    assert checks["database"]["level"] == "green" and "PostgreSQL" in checks["database"]["message"]
+    assert checks["quick_check"]["level"] == "green" and checks["vectors"]["level"] == "green"
+    db = out["facts"]["db"]
+    assert (db["chunks"], db["live_chunks"], db["vectors"], db["pending_embeddings"]) == (2, 2, 2, 0)
+    assert db["recall_24h"]["calls"] == 1 and db["engine"] == "postgres"
+    assert urlsplit(pg_url).password not in res.stdout + res.stderr
+    zh = run_cli("health", "--db", pg_url, "--url", "http://127.0.0.1:9/", "--timeout", "0.5", "--lang", "zh",
+                 home=tmp_path)
+    assert "数据库" in zh.stdout and "索引均有效" in zh.stdout
+
+
+def test_health_on_an_empty_postgres_database_says_missing(tmp_path: Path, pg_url: str) -> None:
+    res = run_cli("health", "--db", pg_url, "--json", "--url", "http://127.0.0.1:9/", "--timeout", "0.5",
+                  home=tmp_path)
+    checks = {c["name"]: c for c in json.loads(res.stdout)["checks"]}
+    assert checks["database"]["level"] == "red" and checks["database"]["id"] == "health.db_missing"
+
+
+def test_repair_finds_and_fixes_vector_drift_on_postgres(tmp_path: Path, pg_url: str, cfg, e5) -> None:
+    import psycopg
+
+    with Memory(pg_url, config=cfg, embedder=e5) as m:
+        ids = [m.remember(t)["chunk_id"] for t in ("Alice moved to Berlin", "Bob likes tea", "Carol runs")]
+        assert m.flush(60)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        seqs = [conn.execute("select seq from chunks where id = %s", (i,)).fetchone()[0] for i in ids]
+        conn.execute("delete from chunk_vec where seq = %s", (seqs[0],))  # a live memory lost its vector
+        conn.execute("update chunk_vec set live = false where seq = %s", (seqs[1],))  # a wrong live flag
+    dry = run_cli("repair", "--db", pg_url, "--json", home=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    rep = json.loads(dry.stdout)["report"]
+    assert (rep["missing_live"], rep["wrong_live"], rep["problems"], rep["table_dim"]) == (1, 1, 2, 384)
+    fixed = run_cli("repair", "--db", pg_url, "--json", "--apply", "--embed", home=tmp_path)
+    assert fixed.returncode == 0, fixed.stderr
+    assert json.loads(fixed.stdout)["applied"] == {"requeued": 1, "removed": 0, "relived": 1, "table_rebuilt": 0}
+    after = json.loads(run_cli("repair", "--db", pg_url, "--json", home=tmp_path).stdout)["report"]
+    assert after["problems"] == 0 and after["vectors"] == 3 and after["queued"] == 0
+
+
+def test_a_new_dimension_recreates_the_postgres_vector_column_and_index(pg_url: str, cfg, e5) -> None:
+    from store import pg_derived
+    from validate import now_iso
+
+    with Memory(pg_url, config=cfg, embedder=e5, start_worker=False) as m:
+        m.remember("Alice moved to Berlin")
+        assert m.embed_pending() == 1
+        with m.store.atomic() as tx:
+            assert pg_derived.table_dim(tx) == 384
+            assert pg_derived.reset_vectors(tx, 8, now_iso()) == 1
+            assert pg_derived.table_dim(tx) == 8
+            assert tx.execute("select count(*) from chunk_vec").fetchone()[0] == 0
+            (idx,) = tx.execute("select indexdef from pg_indexes where indexname = 'chunk_vec_hnsw'").fetchone()
+            assert "hnsw" in idx and "m='16'" in idx.replace(" ", "")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_reembed_refuses_while_a_daemon_is_connected_to_postgres(tmp_path: Path, pg_url: str, cfg, e5,
+                                                                 lang: str) -> None:
+    with Memory(pg_url, config=cfg, embedder=e5) as m:  # a daemon's pool, as far as PostgreSQL can tell
+        m.remember("Alice moved to Berlin")
+        res = run_cli("reembed", "--db", pg_url, "--force", home=tmp_path, lang=lang)
+    assert res.returncode == 1
+    assert ("stop every daemon" in res.stderr) if lang == "en" else ("停止该数据库上的所有守护进程" in res.stderr)
+    assert urlsplit(pg_url).password not in res.stderr + res.stdout
+
+
+def test_reembed_on_postgres_embeds_every_version_again(tmp_path: Path, pg_url: str, cfg, e5) -> None:
+    import psycopg
+
+    with Memory(pg_url, config=cfg, embedder=e5) as m:
+        a = m.remember("The quarterly report is due on Friday.")["chunk_id"]
+        m.update(a, "The quarterly report is due on Monday.")
+        m.remember("爱丽丝去年搬到了柏林")
+        assert m.flush(60)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        before = conn.execute("select max(written_by) from chunk_vec").fetchone()
+        conn.execute("update chunk_vec set written_by = 'old'")
+    res = run_cli("reembed", "--db", pg_url, "--force", home=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "3" in res.stdout and before is not None
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        n, old = conn.execute("select count(*), count(*) filter (where written_by = 'old') from chunk_vec").fetchone()
+        queued = conn.execute("select count(*) from embed_queue").fetchone()[0]
+    assert (n, old, queued) == (3, 0, 0)
