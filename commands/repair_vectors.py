@@ -10,7 +10,6 @@ transaction; a vector there always has the column's dimension, and orphans canno
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 from typing import Any
 
