@@ -484,9 +484,19 @@ class Dashboard:
 
         # The first page only: the header's suggestions, not a full listing.
         names = await run_in_threadpool(mem.store.namespaces, PAGE_MAX)
-        return {"lang": self.lang, "version": memory_module.__version__, "namespaces": names,
+        start = await run_in_threadpool(self._start_namespace) if names else "default"
+        return {"lang": self.lang, "version": memory_module.__version__, "namespaces": names, "start_namespace": start,
                 "embedder": {"model": mem.embedder.model, "dim": mem.embedder.dim}, "auth": bool(self.token),
                 "page_max": PAGE_MAX}
+
+    def _start_namespace(self) -> str:
+        """Where the page opens: `default`, or while it has no live memory the namespace with the most
+        (among the first page of namespaces), so a new user whose memories live elsewhere sees them."""
+        live = {x["namespace"]: x["live_chunks"]
+                for x in self.memory.store.namespaces_page(after="", limit=PAGE_MAX)["items"]}
+        if live.get("default") or not any(live.values()):
+            return "default"
+        return max(live, key=lambda ns: live[ns])
 
     async def api_recall(self, request: Request) -> dict[str, Any]:
         q = request.query_params
