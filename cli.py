@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "health": ("health_check", "health.help"),
     "backup": ("backup", "data.help.backup"),
     "restore": ("restore", "data.help.restore"),
+    "clients": ("clients", "cli.help.clients"),
+    "dashboard-link": ("dashboard_link", "cli.help.dashboard_link"),
     "export": ("export_jsonl", "data.help.export"),
     "import": ("import_jsonl", "data.help.import"),
     "import-mcp-memory": ("import_mcp_memory", "data.help.mcp"),

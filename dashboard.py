@@ -390,6 +390,7 @@ class Dashboard:
             Route("/ui/login", self._login, methods=["GET"]),
             Route("/ui/login", self._login_form, methods=["POST"]),
             Route("/ui/logout", self._logout, methods=["POST"]),
+            Route("/ui/api/login-link", self._new_login_link, methods=["POST"]),
             Route("/ui/api/meta", api(self.api_meta), methods=["GET"]),
             Route("/ui/api/recall", api(self.api_recall), methods=["GET"]),
             Route("/ui/api/memories", api(self.api_memories), methods=["GET"]),
@@ -426,6 +427,19 @@ class Dashboard:
                     self._login_code = ""  # one-time: the printed link stops working once used
                     ok = True
         return self._signed_in(request, ok)
+
+    async def _new_login_link(self, request: Request) -> Response:
+        """POST /ui/api/login-link with the bearer token: a fresh one-time link (`memlane dashboard-link`).
+
+        Under a service the link printed at start is only in the log, and it works once. The bearer token
+        alone is accepted here, not a session cookie: the link is for a browser that has no session yet."""
+        if self.token and not _bearer_ok(request, self.token):
+            return self._refused(request, api=True)
+        with self._code_lock:
+            if self.token:
+                self._login_code = secrets.token_urlsafe(24)  # the previous link, used or not, stops working
+            path = self.login_url("")
+        return JSONResponse({"path": path}, headers={"cache-control": "no-store"})
 
     async def _login_form(self, request: Request) -> Response:
         """POST /ui/login with token=<the bearer token> from the sign-in form: the token never sits in a URL."""
@@ -470,9 +484,19 @@ class Dashboard:
 
         # The first page only: the header's suggestions, not a full listing.
         names = await run_in_threadpool(mem.store.namespaces, PAGE_MAX)
-        return {"lang": self.lang, "version": memory_module.__version__, "namespaces": names,
+        start = await run_in_threadpool(self._start_namespace) if names else "default"
+        return {"lang": self.lang, "version": memory_module.__version__, "namespaces": names, "start_namespace": start,
                 "embedder": {"model": mem.embedder.model, "dim": mem.embedder.dim}, "auth": bool(self.token),
                 "page_max": PAGE_MAX}
+
+    def _start_namespace(self) -> str:
+        """Where the page opens: `default`, or while it has no live memory the namespace with the most
+        (among the first page of namespaces), so a new user whose memories live elsewhere sees them."""
+        live = {x["namespace"]: x["live_chunks"]
+                for x in self.memory.store.namespaces_page(after="", limit=PAGE_MAX)["items"]}
+        if live.get("default") or not any(live.values()):
+            return "default"
+        return max(live, key=lambda ns: live[ns])
 
     async def api_recall(self, request: Request) -> dict[str, Any]:
         q = request.query_params

@@ -1034,6 +1034,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "the {view} view did not load; run the browser tests (tests/test_dashboard_browser.py) to see why",
         "zh": "{view} 页面未能加载；请运行浏览器测试（tests/test_dashboard_browser.py）查看原因",
     },
+    "ui.link_help_url": {
+        "en": "the daemon's URL (default: from host and port in the configuration)",
+        "zh": "守护进程的地址（默认取配置中的 host 和 port）",
+    },
+    "ui.link_no_daemon": {
+        "en": "no memlane daemon answers at {url} ({detail}); start it (./memlane serve, or the service), then ask again",
+        "zh": "{url} 上没有 memlane 守护进程应答（{detail}）；请先启动它（./memlane serve 或系统服务），再重试",
+    },
+    "ui.link_refused": {
+        "en": "the daemon at {url} refused this token; use the token it runs with (MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token)",
+        "zh": "{url} 上的守护进程拒绝了此令牌；请使用它运行时的令牌（MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token）",
+    },
     # (end of ui)
     # --- install (section owned by install script and hooks) ---
     "install.lint_missing": {
@@ -1133,8 +1145,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "  共 {chunks} 条记忆（当前有效 {live} 条），{pending} 条等待生成向量",
     },
     "install.db_in_use": {
-        "en": "the daemon is running on {path}; it migrates the database itself when it starts. Stop it first to run init_db.py",
-        "zh": "守护进程正在使用 {path}，它启动时会自行迁移数据库。如需运行 init_db.py，请先停止守护进程",
+        "en": "the daemon is running on {path}; it migrates the database itself when it starts, so there is nothing to do. To run memlane init anyway, stop the daemon first",
+        "zh": "守护进程正在使用 {path}，它启动时会自行迁移数据库，无需操作。如仍要运行 memlane init，请先停止守护进程",
     },
     "install.venv": {
         "en": "• Python environment: {path}",
@@ -1177,16 +1189,16 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "服务管理器未能启动服务（{detail}）；请改为在前台运行守护进程：{cmd}",
     },
     "install.no_service": {
-        "en": "• no service manager is running here (no systemd --user session, no launchd: a container or CI?). Run the daemon in the foreground:\n    {cmd}",
-        "zh": "• 此处没有运行中的服务管理器（没有 systemd --user 会话，也没有 launchd：容器或 CI？）。请在前台运行守护进程：\n    {cmd}",
+        "en": "• no service manager is running here (no systemd --user session, no launchd: a container or CI?), so no service was installed",
+        "zh": "• 此处没有运行中的服务管理器（没有 systemd --user 会话，也没有 launchd：容器或 CI？），因此未安装服务",
     },
     "install.client_config": {
-        "en": "Add memlane to your MCP client (the token is in {token_file}):",
-        "zh": "将 memlane 添加到 MCP 客户端（令牌位于 {token_file}）：",
+        "en": "Add memlane to your MCP client (replace <token> with the content of {token_file}):",
+        "zh": "将 memlane 添加到 MCP 客户端（把 <token> 替换为 {token_file} 的内容）：",
     },
     "install.done": {
-        "en": "✅ memlane installed. Check it: curl -s {url}/health",
-        "zh": "✅ memlane 安装完成。检查：curl -s {url}/health",
+        "en": "✅ memlane installed and running. Check it: curl -s {url}/health · dashboard: {root}/memlane dashboard-link prints a sign-in link",
+        "zh": "✅ memlane 安装完成并已运行。检查：curl -s {url}/health · 仪表盘：{root}/memlane dashboard-link 会打印登录链接",
     },
     "install.uninstalled": {
         "en": "✅ memlane service removed. Your data is still in {path}; delete it yourself if you want it gone",
@@ -1199,6 +1211,38 @@ MESSAGES: dict[str, dict[str, str]] = {
     "install.usage": {
         "en": "usage: scripts/install.sh [--uninstall] [--python PATH] [--print-service systemd|launchd]\n  LIVE_ROOT (default ~/.memlane) holds the database, token and logs; MEMLANE_PORT sets the port (default 8086).\n  --python PATH uses an existing environment that already has memlane's dependencies (no venv, no pip).",
         "zh": "用法：scripts/install.sh [--uninstall] [--python 路径] [--print-service systemd|launchd]\n  LIVE_ROOT（默认 ~/.memlane）存放数据库、令牌和日志；MEMLANE_PORT 设置端口（默认 8086）。\n  --python 路径：使用已安装 memlane 依赖的现有环境（不创建 venv，不运行 pip）。",
+    },
+    "install.done_not_running": {
+        "en": "memlane is installed but not running: no service was started. Start it in the foreground:\n    {cmd}",
+        "zh": "memlane 已安装，但尚未运行：没有启动任何服务。请在前台启动：\n    {cmd}",
+    },
+    "install.daemon_running": {
+        "en": "a memlane daemon that this installer did not start is already running on {what}. Stop it (Ctrl-C in its terminal, or kill its process), then run scripts/install.sh again; or keep using it as it is: it needs no install",
+        "zh": "已有一个并非由本安装程序启动的 memlane 守护进程在 {what} 上运行。请先停止它（在其终端按 Ctrl-C，或结束该进程），再重新运行 scripts/install.sh；也可以继续照常使用它，无需安装",
+    },
+    "clients.help_url": {
+        "en": "the daemon's URL in the snippets (default http://127.0.0.1:8086)",
+        "zh": "示例中守护进程的地址（默认 http://127.0.0.1:8086）",
+    },
+    "clients.help_token_file": {
+        "en": "the token file named in the snippets (default ~/.memlane/auth_token)",
+        "zh": "示例中引用的令牌文件（默认 ~/.memlane/auth_token）",
+    },
+    "clients.desktop": {
+        "en": "Claude Desktop (claude_desktop_config.json, through mcp-remote; quit and restart it after editing):",
+        "zh": "Claude Desktop（claude_desktop_config.json，经 mcp-remote 桥接；修改后完全退出再重新打开）：",
+    },
+    "clients.code": {
+        "en": "Claude Code (HTTP+SSE):",
+        "zh": "Claude Code（使用 HTTP+SSE）：",
+    },
+    "clients.code_http": {
+        "en": "Claude Code over Streamable HTTP (instead of the command above):",
+        "zh": "Claude Code 改用 Streamable HTTP（代替上一条命令）：",
+    },
+    "clients.cursor": {
+        "en": "Cursor (~/.cursor/mcp.json) and clients that take a URL and headers:",
+        "zh": "Cursor（~/.cursor/mcp.json）及其他接受 URL 和请求头的客户端：",
     },
     # (end of install)
     # --- demo / scripts shared ---
@@ -1314,6 +1358,14 @@ MESSAGES: dict[str, dict[str, str]] = {
     "cli.help.eval_locomo": {
         "en": "Turn-level recall on LoCoMo conversations: any@k, frac@k, all@k and MRR.",
         "zh": "在 LoCoMo 对话上评测轮次级召回：any@k、frac@k、all@k 与 MRR。",
+    },
+    "cli.help.clients": {
+        "en": "Print what to paste into Claude Desktop, Claude Code and Cursor to connect them (the README's snippets).",
+        "zh": "打印连接 Claude Desktop、Claude Code 和 Cursor 需粘贴的配置（即 README 中的示例）。",
+    },
+    "cli.help.dashboard_link": {
+        "en": "Print a fresh one-time link that signs your browser in to the dashboard (/ui) of the running daemon.",
+        "zh": "打印一个新的一次性链接，用于在浏览器中登录正在运行的守护进程的仪表盘（/ui）。",
     },
     "cli.help.eval_bilingual": {
         "en": "Recall on the bilingual (English/中文) set: top-1/3/10 and MRR by kind and by query language.",

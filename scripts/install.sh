@@ -83,6 +83,43 @@ stop_service() {
     esac
 }
 
+# Prints what a running daemon holds (the database file or its URL) and succeeds, or fails when none runs.
+# The service just stopped may take a moment to let go of the database, so a held lock is retried briefly.
+daemon_running() {
+    local wait=0
+    [ "$(service_manager)" = none ] || wait=10
+    "$PY" - "$LIVE_ROOT/memory.db" "$HOST" "$PORT" "$wait" <<'PYEOF'
+import json
+import sys
+import time
+import urllib.request
+
+from filelock import FileLock, Timeout
+
+db, host, port, wait = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+deadline = time.monotonic() + wait
+while True:
+    try:
+        FileLock(db + ".lock").acquire(timeout=0).lock.release()
+        break
+    except Timeout:
+        if time.monotonic() >= deadline:
+            print(db)
+            sys.exit(0)
+        time.sleep(0.5)
+if port:
+    url = f"http://{host}:{port}"
+    try:
+        with urllib.request.urlopen(url + "/health", timeout=2) as resp:
+            if "status" in json.load(resp):
+                print(url)
+                sys.exit(0)
+    except (OSError, ValueError):
+        pass
+sys.exit(1)
+PYEOF
+}
+
 if [ "$mode" = uninstall ]; then
     removed=0
     case "$(service_manager)" in
@@ -130,6 +167,12 @@ mkdir -p "$LIVE_ROOT/logs"
 chmod 700 "$LIVE_ROOT"
 say install.live_root path="$LIVE_ROOT"
 stop_service
+# A daemon this script did not start (make run, ./memlane serve) holds the database or answers on the
+# port: say so, rather than fail in `memlane init` or install a service that cannot start.
+if held="$(daemon_running)"; then
+    say install.daemon_running what="$held" >&2
+    exit 1
+fi
 "$PY" "$ROOT/scripts/init_db.py" --db "$LIVE_ROOT/memory.db"
 
 # 3. The token file, created once and never overwritten.
@@ -146,6 +189,7 @@ fi
 # 4. The service.
 FOREGROUND="MEMLANE_TOKEN_FILE=\"$TOKEN_FILE\" \"$PY\" \"$ROOT/mcp_server.py\" --host $HOST --port $PORT --db \"$LIVE_ROOT/memory.db\""
 LOG="$LIVE_ROOT/logs/memlane.log"
+running=0
 case "$(service_manager)" in
     systemd)
         mkdir -p "$SYSTEMD_DIR"
@@ -153,6 +197,7 @@ case "$(service_manager)" in
         if systemctl --user daemon-reload && systemctl --user enable "$UNIT_NAME" >/dev/null 2>&1 \
             && systemctl --user restart "$UNIT_NAME"; then
             say install.service_systemd unit="$SYSTEMD_DIR/$UNIT_NAME" log="$LOG"
+            running=1
         else
             say install.service_failed detail="systemctl --user" cmd="$FOREGROUND"
         fi
@@ -171,6 +216,7 @@ case "$(service_manager)" in
         if launchctl bootstrap "gui/$(id -u)" "$LAUNCHD_DIR/$LABEL.plist" 2>/dev/null \
             || launchctl load -w "$LAUNCHD_DIR/$LABEL.plist" 2>/dev/null; then
             say install.service_launchd plist="$LAUNCHD_DIR/$LABEL.plist" log="$LOG"
+            running=1
         else
             say install.service_failed detail="launchctl" cmd="$FOREGROUND"
         fi
@@ -183,21 +229,16 @@ case "$(service_manager)" in
             say install.service_failed detail="launchctl $HEALTH_LABEL" cmd="$PY $ROOT/scripts/health_check.py"
         fi ;;
     *)
-        say install.no_service cmd="$FOREGROUND" ;;
+        say install.no_service ;;
 esac
 
-# 5. What to paste into a client.
+# 5. What to paste into a client: the README's snippets, from their one source (commands/clients.py).
 URL="http://$HOST:$PORT"
 echo
-say install.client_config token_file="$TOKEN_FILE"
-cat <<CFG
-  Claude Code:
-    claude mcp add --transport sse memlane $URL/sse --header "Authorization: Bearer \$(cat $TOKEN_FILE)"
-  Cursor (~/.cursor/mcp.json) and clients that take a URL and headers:
-    {"mcpServers": {"memlane": {"url": "$URL/sse", "headers": {"Authorization": "Bearer <token>"}}}}
-  Claude Desktop (claude_desktop_config.json, through mcp-remote):
-    {"mcpServers": {"memlane": {"command": "npx", "args": ["-y", "mcp-remote", "$URL/sse", "--header", "Authorization: Bearer <token>"]}}}
-  Streamable HTTP: $URL/mcp with the same header. <token> is the content of $TOKEN_FILE.
-CFG
+"$PY" "$ROOT/cli.py" clients --url "$URL" --token-file "$TOKEN_FILE"
 echo
-say install.done url="$URL"
+if [ "$running" = 1 ]; then
+    say install.done url="$URL" root="$ROOT"
+else
+    say install.done_not_running cmd="$FOREGROUND"
+fi

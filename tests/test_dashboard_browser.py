@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from daemon_util import Daemon, running_daemon
 from dashboard_util import login_url, seed
@@ -134,6 +135,34 @@ def test_search_shows_lanes_ranks_score_entities_tags(page: object, world: tuple
     assert pg.locator(".hit").count() == 1 and "Berlin" in pg.locator(".hit").first.inner_text()
 
 
+def test_shown_scores_follow_the_order(page: object, world: tuple[Daemon, dict[str, str]]) -> None:
+    """Cards show final_score, the score the hits are ordered by (the RRF score is in the title), so the
+    numbers never go down and up; for this query the reranker reorders hits whose RRF scores tie or cross."""
+    d, _ = world
+    pg = page
+    _go(pg, d.url + "/ui/#/search?q=Bob+manager", "search")
+    scores = pg.locator(".hit .score")
+    shown = [float(x.split()[-1]) for x in scores.all_inner_texts()]
+    assert len(shown) >= 3 and shown == sorted(shown, reverse=True), shown
+    api = httpx.get(d.url + "/ui/api/recall", params={"q": "Bob manager"}, headers=d.headers(), timeout=30).json()
+    assert shown == [round(h["final_score"], 4) for h in api["hits"]]
+    assert scores.first.get_attribute("title") == f"RRF {api['hits'][0]['score']:.4f}"
+
+
+def test_unknown_memory_replaces_the_page_with_not_found(page: object, world: tuple[Daemon, dict[str, str]]) -> None:
+    d, _ = world
+    pg = page
+    _go(pg, d.url + "/ui/#/search?q=Alice", "search")
+    assert pg.locator(".hit").count() >= 1
+    pg.evaluate("location.hash = '#/memory/m_0000000000000000'")  # in-page navigation, as a click would
+    _wait(pg, "notfound")
+    assert pg.inner_text("#view h1") == "Not found"
+    assert "no memory with id m_0000000000000000 in namespace default" in pg.inner_text("#view-error")
+    assert pg.locator(".hit").count() == 0 and pg.locator("#search-summary").count() == 0  # the old page is gone
+    assert pg.locator("#error").is_hidden()
+    _shot(pg, "2-memory-not-found")
+
+
 def test_memory_edit_makes_two_versions_then_forget(page: object, world: tuple[Daemon, dict[str, str]]) -> None:
     d, ids = world
     pg = page
@@ -217,8 +246,30 @@ def test_switch_language(page: object, world: tuple[Daemon, dict[str, str]]) -> 
     assert pg.evaluate("document.documentElement.lang") == "zh-CN"
     _shot(pg, "8-search-zh")
     # Server messages follow the toggle too: a bad id comes back in Chinese.
-    _go(pg, d.url + "/ui/#/memory/m_0000000000000000", "error")
-    assert "命名空间" in pg.inner_text("#error")
+    _go(pg, d.url + "/ui/#/memory/m_0000000000000000", "notfound")
+    assert "命名空间" in pg.inner_text("#view-error") and pg.inner_text("#view h1") == "未找到"
     pg.click("#lang-toggle")
-    _wait(pg, "error")
+    _wait(pg, "notfound")
     assert pg.inner_text("nav a[data-view=search]") == "Search"
+
+
+def test_opens_on_the_namespace_with_memories_when_default_is_empty(
+        browser: object, world: tuple[Daemon, dict[str, str]]) -> None:
+    """Last, since it empties default: a first visit (nothing picked yet) opens where the memories are."""
+    d, ids = world
+    moved = httpx.post(d.url + "/ui/api/namespaces/default/rename", json={"new": "personal"}, headers=d.headers(),
+                       timeout=30)
+    assert moved.status_code == 200, moved.text
+    # The start link was used by the page fixture: ask for a fresh one, as `memlane dashboard-link` does.
+    link = httpx.post(d.url + "/ui/api/login-link", headers=d.headers(), timeout=30).json()["path"]
+    ctx = browser.new_context()  # type: ignore[attr-defined]
+    pg = ctx.new_page()
+    try:
+        pg.goto(d.url + link)
+        _wait(pg, "search")
+        assert pg.input_value("#ns") == "personal"  # 3+ live memories; plans has 1, default none
+        _go(pg, d.url + "/ui/#/memories", "memories")
+        assert "Alice lives in Berlin" in pg.inner_text("#view")
+        _shot(pg, "9-start-namespace")
+    finally:
+        ctx.close()

@@ -66,7 +66,7 @@ def test_install_is_rerunnable_and_uninstall_keeps_the_data(tmp_path: Path) -> N
     assert (live / "memory.db").exists()
     out = first.stdout
     assert "created the token file" in out and "no service manager is running here" in out
-    assert "claude mcp add --transport sse memlane" in out and "Authorization: Bearer" in out
+    assert "claude mcp add --transport sse --scope user" in out and "Authorization: Bearer" in out
     assert token not in out  # the token is never printed
 
     second = run(["bash", str(INSTALL), "--python", sys.executable], env)

@@ -48,7 +48,8 @@
       "ns.renamed": "Renamed {old} to {new}: {chunks} chunks, {vectors} vectors moved.", "ns.empty": "No namespaces yet.",
       "ok.updated": "Saved as a new version.", "ok.forgotten": "Forgotten.", "ok.restored": "Restored as a new version.",
       "err.network": "The daemon did not answer ({detail}). Is it still running?",
-      "err.login": "Your session has ended. Open the login link the daemon printed at start.",
+      "err.login": "Your session has ended. Open the login link the daemon printed at start (or run ./memlane dashboard-link).",
+      "err.not_found": "Not found", "err.failed": "This page could not be loaded",
       "loading": "Loading…", "next": "Next page",
     },
     zh: {
@@ -93,7 +94,8 @@
       "ns.renamed": "已将 {old} 重命名为 {new}：移动了 {chunks} 个记忆块、{vectors} 个向量。", "ns.empty": "还没有命名空间。",
       "ok.updated": "已保存为新版本。", "ok.forgotten": "已遗忘。", "ok.restored": "已恢复为新版本。",
       "err.network": "守护进程没有响应（{detail}）。它还在运行吗？",
-      "err.login": "会话已结束。请打开守护进程启动时打印的登录链接。",
+      "err.login": "会话已结束。请打开守护进程启动时打印的登录链接（或运行 ./memlane dashboard-link）。",
+      "err.not_found": "未找到", "err.failed": "无法加载此页面",
       "loading": "加载中…", "next": "下一页",
     },
   };
@@ -157,7 +159,7 @@
     if (!resp.ok) {
       if (resp.status === 401) throw new Error(t("err.login"));
       const err = data && data.error;
-      throw new Error(err ? err.text || err.message : `HTTP ${resp.status}`);
+      throw Object.assign(new Error(err ? err.text || err.message : `HTTP ${resp.status}`), { status: resp.status });
     }
     return data;
   }
@@ -231,7 +233,7 @@
         h("a", { href: memLink(hit.chunk_id), text: hit.content })),
       hit.matched_fact ? h("div", { class: "muted", text: "↳ " + hit.matched_fact }) : null,
       h("div", {}, lanesBadges(hit.ranks),
-        h("span", { class: "score", title: "RRF k=60", text: `${t("search.score")} ${hit.score.toFixed(4)}` })),
+        h("span", { class: "score", title: `RRF ${hit.score.toFixed(4)}`, text: `${t("search.score")} ${hit.final_score.toFixed(4)}` })),
       h("div", {}, chipList(hit.entities, "entity", graphLink), chipList(hit.tags, "tag")),
       h("div", { class: "muted" }, [hit.source, fmtTime(hit.created_at),
         hit.valid_until ? t("search.closed", { t: fmtTime(hit.valid_until) }) : ""].filter(Boolean).join(" · "))));
@@ -519,7 +521,8 @@
       else if (name === "namespaces") await viewNamespaces(my);
       else await viewSearch(my);
     } catch (e) {
-      if (my === state.seq) { showError(e.message); ready("error"); }
+      // in place of the page: the previous view must not stay under an error about this one
+      if (my === state.seq) { put(view(), h("h1", { text: t(e.status === 404 ? "err.not_found" : "err.failed") }), h("p", { id: "view-error", text: e.message })); ready(e.status === 404 ? "notfound" : "error"); }
     }
   }
   window.addEventListener("unhandledrejection", ev => { showError(ev.reason && ev.reason.message ? ev.reason.message : String(ev.reason)); });
@@ -533,9 +536,12 @@
   const nsInput = document.getElementById("ns");
   nsInput.value = state.ns;
   nsInput.addEventListener("change", () => { if (nsInput.value.trim()) { setNs(nsInput.value.trim()); route(); } });
-  api("/ui/api/meta").then(meta => {
+  const picked = localStorage.getItem("memlane.ns");
+  const meta = api("/ui/api/meta").then(meta => {
     put(document.getElementById("ns-list"), ...meta.namespaces.map(n => h("option", { value: n })));
+    // not picked yet: open where the memories are (default, or the fullest namespace while default is empty)
+    if (!picked && meta.start_namespace) { state.ns = meta.start_namespace; nsInput.value = state.ns; }
   }).catch(e => showError(e.message));
   applyLang();
-  route();
+  (picked ? Promise.resolve() : meta).then(route);
 })();
