@@ -171,7 +171,7 @@ def test_a_new_dimension_recreates_the_postgres_vector_column_and_index(pg_url: 
             assert pg_derived.table_dim(tx) == 8
             assert tx.execute("select count(*) from chunk_vec").fetchone()[0] == 0
             (idx,) = tx.execute("select indexdef from pg_indexes where indexname = 'chunk_vec_hnsw'").fetchone()
-            assert "hnsw" in idx and "m='16'" in idx.replace(" ", "")
+            assert "hnsw" in idx and "m='32'" in idx.replace(" ", "")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
