@@ -58,8 +58,8 @@ class InProcess:
         overrides.update({name: False for name in disable})
         overrides.update(settings or {})  # strings, cast and checked by load_config like a config file's
         self.cfg = load_config({"HOME": home}, overrides=overrides)
-        path = Path(db) if db else Path(home) / "eval.db"
-        self.mem = Memory(path, config=self.cfg)
+        # --db as given: a postgresql:// URL must stay a string (Path() would fold its "//").
+        self.mem = Memory(db or Path(home) / "eval.db", config=self.cfg)
 
     def remember(self, **kw: Any) -> dict[str, Any]:
         return self.mem.remember(**kw)

@@ -27,9 +27,10 @@ VEC_TABLES = (*OWN_VEC_TABLES, "chunk_ctx_vec")  # vec0 tables with namespace an
 # CONTEXT_AFTER thread positions (docs/QUALITY.md); the worker makes it after the memories' own vectors.
 CONTEXT_BEFORE, CONTEXT_AFTER = 1, 1
 CONTEXT_THREADS = ("client", "session")  # threads.ASSERTED: only threads something asserts
-# The chunks that get a context vector (bind CONTEXT_THREADS after it), and how a queued window is re-queued.
-_CTX_ELIGIBLE = f"kind = 'memory' and valid_until is null and thread_by in ({','.join('?' * len(CONTEXT_THREADS))})"
-_CTX_REQUEUE = "on conflict(chunk_seq) do update set gen = gen + 1, attempts = 0, last_error = null"
+# The chunks that get a context vector (bind CONTEXT_THREADS after it), and how a queued window is re-queued
+# (plain SQL both engines run; store/pg_derived.py adds its claim columns to the re-queue).
+CTX_ELIGIBLE = f"kind = 'memory' and valid_until is null and thread_by in ({','.join('?' * len(CONTEXT_THREADS))})"
+CTX_REQUEUE = "on conflict(chunk_seq) do update set gen = ctx_queue.gen + 1, attempts = 0, last_error = null"
 _DIM = re.compile(r"\[\s*(\d+)\s*\]")  # a vector column's dimension in its create statement
 
 
@@ -137,8 +138,8 @@ def reset_vectors(db: Any, dim: int, now: str) -> int:
     ann.note(db, "reset")
     db.execute("insert into embed_queue(chunk_seq, enqueued_at) select seq, ? from chunks where true "
                "on conflict(chunk_seq) do update set attempts = 0, last_error = null", (now,))
-    db.execute(f"insert into ctx_queue(chunk_seq, enqueued_at) select seq, ? from chunks where {_CTX_ELIGIBLE} "
-               f"{_CTX_REQUEUE}", (now, *CONTEXT_THREADS))
+    db.execute(f"insert into ctx_queue(chunk_seq, enqueued_at) select seq, ? from chunks where {CTX_ELIGIBLE} "
+               f"{CTX_REQUEUE}", (now, *CONTEXT_THREADS))
     return int(db.execute("select count(*) from embed_queue").fetchone()[0])
 
 
@@ -167,10 +168,9 @@ def thread_window(db: Any, seq: int, before: int, after: int) -> tuple[list[int]
     return out[0], out[1]
 
 
-def enqueue_context(db: Any, seqs: list[int], now: str) -> int:
-    """Queue the context windows that contain one of `seqs` (and their own) for embedding, after a memory
-    was written, or a neighbour closed or updated. A window already queued gets a new `gen`, so a batch
-    that was embedding its old text does not dequeue it. Bounded: 1 + BEFORE + AFTER windows per seq."""
+def context_affected(db: Any, seqs: list[int]) -> list[int]:
+    """The chunks whose context window contains one of `seqs` (and `seqs` themselves), in that order:
+    at most 1 + BEFORE + AFTER per seq."""
     affected: dict[int, None] = {}
     for seq in seqs:
         affected[seq] = None
@@ -178,31 +178,41 @@ def enqueue_context(db: Any, seqs: list[int], now: str) -> int:
         prev, nxt = thread_window(db, seq, CONTEXT_AFTER, CONTEXT_BEFORE)
         for m in (*prev, *nxt):
             affected[m] = None
+    return list(affected)
+
+
+def enqueue_context(db: Any, seqs: list[int], now: str, requeue: str = CTX_REQUEUE) -> int:
+    """Queue the context windows that contain one of `seqs` (and their own) for embedding, after a memory
+    was written, or a neighbour closed or updated. A window already queued gets a new `gen`, so a batch
+    that was embedding its old text does not dequeue it. Bounded: 1 + BEFORE + AFTER windows per seq.
+    `requeue` is the engine's upsert clause (store/pg_derived.py also drops a claim)."""
+    affected = context_affected(db, seqs)
     if not affected:
         return 0
     marks = ",".join("?" * len(affected))
     return db.execute(f"insert into ctx_queue(chunk_seq, enqueued_at) select seq, ? from chunks "
-                      f"where seq in ({marks}) and {_CTX_ELIGIBLE} {_CTX_REQUEUE}",
+                      f"where seq in ({marks}) and {CTX_ELIGIBLE} {requeue}",
                       (now, *affected, *CONTEXT_THREADS)).rowcount
 
 
 def context_windows(db: Any, limit: int) -> list[tuple[int, int, list[str]]]:
     """Up to `limit` queued windows, fewest failures first: (seq, gen, texts in thread order). `texts` is
     empty when the memory gets no context vector (closed, in no asserted thread, or alone in it)."""
-    out = []
-    for seq, gen in db.execute("select chunk_seq, gen from ctx_queue order by attempts, chunk_seq limit ?",
-                               (limit,)).fetchall():
-        row = db.execute(f"select content from chunks where seq = ? and {_CTX_ELIGIBLE}",
-                         (seq, *CONTEXT_THREADS)).fetchone()
-        prev, nxt = thread_window(db, seq, CONTEXT_BEFORE, CONTEXT_AFTER) if row else ([], [])
-        if not (prev or nxt):
-            out.append((seq, gen, []))
-            continue
-        both = [*prev, *nxt]
-        text = dict(db.execute(f"select seq, content from chunks where seq in ({','.join('?' * len(both))})",
-                               both).fetchall())
-        out.append((seq, gen, [text[s] for s in reversed(prev)] + [row[0]] + [text[s] for s in nxt]))
-    return out
+    return [(seq, gen, window_texts(db, seq)) for seq, gen in db.execute(
+        "select chunk_seq, gen from ctx_queue order by attempts, chunk_seq limit ?", (limit,)).fetchall()]
+
+
+def window_texts(db: Any, seq: int) -> list[str]:
+    """The texts of `seq`'s context window in thread order, or [] when it gets no context vector."""
+    row = db.execute(f"select content from chunks where seq = ? and {CTX_ELIGIBLE}",
+                     (seq, *CONTEXT_THREADS)).fetchone()
+    prev, nxt = thread_window(db, seq, CONTEXT_BEFORE, CONTEXT_AFTER) if row else ([], [])
+    if not (prev or nxt):
+        return []
+    both = [*prev, *nxt]
+    text = dict(db.execute(f"select seq, content from chunks where seq in ({','.join('?' * len(both))})",
+                           both).fetchall())
+    return [text[s] for s in reversed(prev)] + [row[0]] + [text[s] for s in nxt]
 
 
 def write_context(db: Any, seq: int, gen: int, vec: bytes | None) -> bool:

@@ -1,10 +1,12 @@
 """The one owner of a chunk's derived rows on PostgreSQL (store/derived.py's counterpart).
 
 A chunk fans out into one `chunk_text` row (three tsvectors: stemmed Latin words, jieba's CJK words,
-CJK bigram tokens), one `chunk_vec` row once embedded, and until then an `embed_queue` row. Every
+CJK bigram tokens), a `chunks_when` row for the dates its relative times resolve to (timeground.py),
+one `chunk_vec` row once embedded and until then an `embed_queue` row, and in an asserted thread a
+`chunk_ctx_vec` row (the memory with its thread neighbours) and until then a `ctx_queue` row. Every
 write, close, move and reset of those rows is a function here, called inside the caller's transaction
 (a `postgres_db.Handle`). The trigram index over `chunks.content` is an index, not a row, so it needs
-no code.
+no code. The thread and window SQL is store/derived.py's, which runs as written on both engines.
 """
 
 from __future__ import annotations
@@ -17,8 +19,14 @@ import numpy as np
 
 import entity_resolve as er
 import search_index as si
+import timeground
 from store import derived as sqlite_derived
-from store.postgres_db import TS_CONFIG
+from store.derived import CONTEXT_THREADS, CTX_ELIGIBLE, CTX_REQUEUE
+from store.postgres_db import TS_CONFIG, hnsw_index_sql
+
+VEC_TABLES = ("chunk_vec", "chunk_ctx_vec")  # a chunk's own vector, and its context vector
+# A window queued again also loses its claim: whichever daemon is free embeds the new text.
+CTX_REQUEUE_PG = f"{CTX_REQUEUE}, claimed_by = null, claimed_at = null"
 
 TEXT_SQL = (f"insert into chunk_text(seq, latin, cjk, bigrams) values (?, to_tsvector('{TS_CONFIG}', ?), "
             "array_to_tsvector(?::text[]), array_to_tsvector(?::text[])) on conflict (seq) do nothing")
@@ -47,6 +55,15 @@ def tsquery_any(words: Sequence[str]) -> str:
 def add_text(db: Any, seq: int, content: str, tags_json: str, source: str | None, meta_json: str) -> None:
     db.execute(TEXT_SQL, (seq, latin_text(content, tags_json, source, meta_json), cjk_lexemes(content),
                           si.cjk_bigrams(content).split()))
+
+
+def add_dates(db: Any, seq: int, content: str, valid_from: str) -> str:
+    """The derived date text of a chunk's relative times, with its tsvector; returns it ('' when none)."""
+    text = timeground.date_text(content, valid_from)
+    if text:
+        db.execute(f"insert into chunks_when(seq, dates, tsv) values (?, ?, to_tsvector('{TS_CONFIG}', ?)) "
+                   "on conflict (seq) do nothing", (seq, text, fold(text)))
+    return text
 
 
 def enqueue(db: Any, seq: int, now: str) -> int:
@@ -82,54 +99,80 @@ def drop_vector(db: Any, seq: int) -> None:
 
 
 def set_live(db: Any, seq: int, live: bool) -> None:
-    db.execute("update chunk_vec set live = ? where seq = ?", (bool(live), seq))
+    """Mirror a chunk's liveness into both vector tables (recall filters on it)."""
+    for table in VEC_TABLES:
+        db.execute(f"update {table} set live = ? where seq = ?", (bool(live), seq))
 
 
 def move_vectors(db: Any, src: str, dst: str) -> int:
+    """Move a namespace's vectors, own and context, to `dst`; returns the own vectors moved."""
+    db.execute("update chunk_ctx_vec set namespace = ? where namespace = ?", (dst, src))
     return int(db.execute("update chunk_vec set namespace = ? where namespace = ?", (dst, src)).rowcount)
 
 
-def table_dim(db: Any) -> int:
-    """The dimension of chunk_vec.embedding (pgvector keeps it as the column's type modifier)."""
-    row = db.execute("select a.atttypmod from pg_attribute a where a.attrelid = 'chunk_vec'::regclass "
-                     "and a.attname = 'embedding'").fetchone()
+def table_dim(db: Any, table: str = "chunk_vec") -> int:
+    """The dimension of a vector table's embedding (pgvector keeps it as the column's type modifier)."""
+    row = db.execute("select a.atttypmod from pg_attribute a where a.attrelid = ?::regclass "
+                     "and a.attname = 'embedding'", (table,)).fetchone()
     return int(row[0]) if row and row[0] and int(row[0]) > 0 else 0
 
 
 def reset_vectors(db: Any, dim: int, now: str) -> int:
-    """Clear every vector and queue every chunk with its attempts reset (re-embedding and a dimension
-    repair start here). A new dimension changes the column's type and rebuilds the HNSW index, inside
-    the caller's transaction. Returns the chunks queued."""
-    from store.postgres_db import hnsw_index_sql
-
-    db.execute("delete from chunk_vec")
-    if table_dim(db) != int(dim):
-        db.execute("drop index if exists chunk_vec_hnsw")
-        db.execute(f"alter table chunk_vec alter column embedding type vector({int(dim)})")
-        db.execute(hnsw_index_sql())
+    """Clear every vector, own and context, and queue every chunk and every window with its attempts
+    reset (re-embedding and a dimension repair start here). A new dimension changes a table's column
+    type and rebuilds its HNSW index, inside the caller's transaction. Returns the chunks queued."""
+    for table in VEC_TABLES:
+        db.execute(f"delete from {table}")
+        if table_dim(db, table) != int(dim):
+            db.execute(f"drop index if exists {table}_hnsw")
+            db.execute(f"alter table {table} alter column embedding type vector({int(dim)})")
+            db.execute(hnsw_index_sql(table=table))
     db.execute("insert into embed_queue(chunk_seq, enqueued_at) select seq, ? from chunks "
                "on conflict (chunk_seq) do update set attempts = 0, last_error = null, claimed_by = null, "
                "claimed_at = null", (now,))
+    db.execute(f"insert into ctx_queue(chunk_seq, enqueued_at) select seq, ? from chunks where {CTX_ELIGIBLE} "
+               f"{CTX_REQUEUE_PG}", (now, *CONTEXT_THREADS))
     return int(db.execute("select count(*) from embed_queue").fetchone()[0])
 
 
 def relive_from_chunk(db: Any, seq: int) -> None:
-    db.execute("update chunk_vec v set live = (c.valid_until is null) from chunks c where c.seq = v.seq and v.seq = ?",
-               (seq,))
+    """Set both vector tables' `live` from the chunk row itself (repair)."""
+    for table in VEC_TABLES:
+        db.execute(f"update {table} v set live = (c.valid_until is null) from chunks c "
+                   "where c.seq = v.seq and v.seq = ?", (seq,))
 
 
-# ---------------------------------------------------------------- threads (issue 17)
-# Threads are kept on PostgreSQL (migration 2); context vectors and grounded dates are SQLite-only for
-# now: these keep the engine-neutral write path, and recall gets no context list or dates here.
+# ---------------------------------------------------------------- threads and context vectors (issue 17)
 
 thread_window = sqlite_derived.thread_window  # plain SQL, the same on both engines
-
-
-def add_dates(db: Any, seq: int, content: str, valid_from: str) -> str:
-    """No grounded dates on PostgreSQL yet."""
-    return ""
+window_texts = sqlite_derived.window_texts
 
 
 def enqueue_context(db: Any, seqs: list[int], now: str) -> int:
-    """No context vectors on PostgreSQL yet."""
-    return 0
+    """store/derived.enqueue_context, whose re-queue here also drops a daemon's claim on the window."""
+    return sqlite_derived.enqueue_context(db, seqs, now, CTX_REQUEUE_PG)
+
+
+def write_context(db: Any, seq: int, gen: int, vec: bytes | np.ndarray | None, by: str) -> bool:
+    """Store (or, with no vector, remove) one window's context vector and dequeue it, unless it was
+    re-queued (`gen` moved on) or its claim passed to another daemon (`by`) while it was embedded.
+    A closed memory keeps its row, marked not live (as_of recall). Returns True when written or removed."""
+    if not db.execute("delete from ctx_queue where chunk_seq = ? and gen = ? and claimed_by = ?",
+                      (seq, gen, by)).rowcount:
+        return False
+    row = db.execute("select namespace, lang, valid_until is null from chunks where seq = ?", (seq,)).fetchone()
+    if row is None or not row[2]:
+        return False
+    if vec is None:
+        db.execute("delete from chunk_ctx_vec where seq = ?", (seq,))
+        return True
+    db.execute("insert into chunk_ctx_vec(seq, namespace, live, lang, embedding) values (?, ?, true, ?, ?) "
+               "on conflict (seq) do update set namespace = excluded.namespace, live = true, "
+               "lang = excluded.lang, embedding = excluded.embedding", (seq, row[0], row[1], as_vector(vec)))
+    return True
+
+
+def context_failed(db: Any, seqs: list[int], error: str, by: str) -> None:
+    """Count a failed attempt on the windows `by` holds, and hand them back to every daemon."""
+    db.executemany("update ctx_queue set attempts = attempts + 1, last_error = ?, claimed_by = null, "
+                   "claimed_at = null where chunk_seq = ? and claimed_by = ?", [(error[:500], s, by) for s in seqs])

@@ -175,43 +175,53 @@ class PgStore(SharedSql, SqliteBrowse):
     def nearest(self, flt: Filter, qv: np.ndarray, k: int, depth: int | None = None) -> Neighbours:
         """Exact cosine over the namespace when it is small; else HNSW with iterative scans, so the
         namespace and validity filters still yield k rows (pgvector >= 0.8)."""
+        rows, exact = self._knn("chunk_vec", flt, qv, k)
+        return Neighbours(rows, exact=exact)
+
+    def _knn(self, table: str, flt: Filter, qv: np.ndarray, k: int) -> tuple[list[tuple[int, float, str]], bool]:
+        """(seq, cosine distance, lang) of the `k` nearest rows of a vector table (`chunk_vec` or
+        `chunk_ctx_vec`, constants only) that pass `flt`, and whether the search was exact."""
         q = np.asarray(qv, dtype=np.float32)
         where, args = self._where(flt)
         with self.connection() as db:
             big = self._live_count(db, flt.namespace, exact_below=0) >= EXACT_BELOW
         if not big:
             # Exact: `(a <=> b) + 0` is not an ordering the HNSW index offers, so this scans the namespace
-            # (chunk_vec_ns) and keeps the top k in memory. Joining chunks only when a filter needs it
+            # (`<table>_ns`) and keeps the top k in memory. Joining chunks only when a filter needs it
             # (and not materialising the vectors, which spilled to disk) made it 4x faster at 10k
             # (docs/BENCHMARKS.md).
             with self.connection() as db:
                 if not flt.narrowed:
                     rows = db.execute(
-                        "select seq, (embedding <=> ?) + 0 as d, lang from chunk_vec where namespace = ? and live "
-                        "order by d, seq limit ?", (q, flt.namespace, k)).fetchall()
+                        f"select seq, (embedding <=> ?) + 0 as d, lang from {table} where namespace = ? and live "
+                        f"order by d, seq limit ?", (q, flt.namespace, k)).fetchall()
                 else:
                     rows = db.execute(
-                        f"select v.seq, (v.embedding <=> ?) + 0 as d, v.lang from chunk_vec v join chunks c "
+                        f"select v.seq, (v.embedding <=> ?) + 0 as d, v.lang from {table} v join chunks c "
                         f"on c.seq = v.seq where v.namespace = ? and {where} order by d, v.seq limit ?",
                         (q, flt.namespace, *args, k)).fetchall()
-            return Neighbours([(int(r[0]), float(r[1]), r[2]) for r in rows])
+            return [(int(r[0]), float(r[1]), r[2]) for r in rows], True
         live = " and v.live" if flt.live_only else ""
         with self.atomic() as db:  # set_config(..., true) lasts for this transaction only
             db.execute("select set_config('hnsw.iterative_scan', 'relaxed_order', true), "
                        "set_config('hnsw.ef_search', ?, true)",
                        (str(min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * k))),))
             rows = db.execute(
-                f"select v.seq, v.embedding <=> ? as d, v.lang from chunk_vec v join chunks c on c.seq = v.seq "
+                f"select v.seq, v.embedding <=> ? as d, v.lang from {table} v join chunks c on c.seq = v.seq "
                 f"where v.namespace = ?{live} and {where} order by v.embedding <=> ? limit ?",
                 (q, flt.namespace, *args, q, k)).fetchall()
         rows.sort(key=lambda r: (r[1], r[0]))  # relaxed_order: nearly sorted; make it sorted
-        return Neighbours([(int(r[0]), float(r[1]), r[2]) for r in rows], exact=False)
+        return [(int(r[0]), float(r[1]), r[2]) for r in rows], False
 
     def text_top(self, flt: Filter, field: str, words: Sequence[str], depth: int) -> list[int]:
-        if field == "when":  # grounded dates are SQLite-only for now
-            return []
         where, args = self._where(flt)
         with self.connection() as db:
+            if field == "when":  # the dates relative times were grounded to (store/pg_derived.add_dates)
+                tsq, targs = _latin_query(words)
+                return [r[0] for r in db.execute(
+                    f"select c.seq from chunks_when w join chunks c on c.seq = w.seq, (select {tsq} as q) x "
+                    f"where w.tsv @@ x.q and {where} order by ts_rank(w.tsv, x.q) desc, c.seq desc limit ?",
+                    (*targs, *args, depth))]
             if field == "latin":
                 tsq, targs = _latin_query(words)
                 return [r[0] for r in db.execute(
@@ -322,18 +332,23 @@ class PgStore(SharedSql, SqliteBrowse):
 
     # ------------------------------------------------------------ the shared embedding queue
 
+    def _claim(self, db: Any, queue: str, limit: int, cols: str) -> list[tuple[Any, ...]]:
+        """Claim up to `limit` rows of a shared queue (embed_queue or ctx_queue) for this daemon: rows
+        nobody holds, or whose lease expired. Returns (seq, *cols of q and chunks c), fewest failures first."""
+        rows = db.execute(
+            f"with picked as (select chunk_seq from {queue} "
+            "where claimed_at is null or claimed_at < now() - make_interval(secs => ?) "
+            "order by attempts, chunk_seq limit ? for update skip locked) "
+            f"update {queue} q set claimed_by = ?, claimed_at = now() from picked, chunks c "
+            f"where q.chunk_seq = picked.chunk_seq and c.seq = q.chunk_seq returning q.attempts, q.chunk_seq, {cols}",
+            (self.lease_s, limit, self.instance)).fetchall()
+        rows.sort(key=lambda r: (r[0], r[1]))
+        return [r[1:] for r in rows]
+
     def queued(self, limit: int) -> list[QueuedChunk]:
-        """Claim up to `limit` queued chunks for this daemon: rows nobody holds, or whose lease expired."""
+        """Claim up to `limit` queued chunks for this daemon (`_claim`)."""
         with self.atomic() as db:
-            rows = db.execute(
-                "with picked as (select chunk_seq from embed_queue "
-                "where claimed_at is null or claimed_at < now() - make_interval(secs => ?) "
-                "order by attempts, chunk_seq limit ? for update skip locked) "
-                "update embed_queue q set claimed_by = ?, claimed_at = now() from picked, chunks c "
-                "where q.chunk_seq = picked.chunk_seq and c.seq = q.chunk_seq "
-                "returning q.chunk_seq, c.namespace, c.content, c.lang, q.attempts",
-                (self.lease_s, limit, self.instance)).fetchall()
-        rows.sort(key=lambda r: (r[4], r[0]))
+            rows = self._claim(db, "embed_queue", limit, "c.namespace, c.content, c.lang")
         return [QueuedChunk(int(r[0]), r[1], r[2], r[3]) for r in rows]
 
     def embed_failed(self, seqs: Sequence[int], error: str) -> None:
@@ -357,31 +372,44 @@ class PgStore(SharedSql, SqliteBrowse):
             written.append(item.seq)
         return written
 
-    # ------------------------------------------------------------ context vectors and dates (SQLite only for now)
+    # ------------------------------------------------------------ context vectors and dates
 
     def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
-        return []
+        """Claim up to `limit` queued windows as `queued` claims chunks: (seq, gen, texts in thread order),
+        fewest failures first. A window re-queued meanwhile loses the claim (store/pg_derived.py)."""
+        with self.atomic() as db:
+            return [(int(seq), int(gen), pg_derived.window_texts(db, seq))
+                    for seq, gen in self._claim(db, "ctx_queue", limit, "q.gen")]
 
     def pending_context(self) -> int:
-        return 0
+        with self.connection() as db:
+            return int(db.execute("select count(*) from ctx_queue").fetchone()[0])
 
     def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
-        return 0
+        """Write the windows this daemon still holds at the `gen` it embedded; returns how many."""
+        return sum(pg_derived.write_context(tx, seq, gen, vec, self.instance) for seq, gen, vec in items)
 
     def context_failed(self, seqs: Sequence[int], error: str) -> None:
-        """Nothing is queued on PostgreSQL, so nothing fails."""
+        with self.atomic() as db:
+            pg_derived.context_failed(db, list(seqs), error, self.instance)
 
     def nearest_context(self, flt: Filter, qv: np.ndarray, k: int) -> list[int]:
-        return []
+        """The context vectors nearest `qv`, searched as `nearest` searches the own vectors."""
+        return [seq for seq, _, _ in self._knn("chunk_ctx_vec", flt, qv, k)[0]]
 
     def dates_of(self, seqs: Sequence[int]) -> dict[int, str]:
-        return {}
+        if not seqs:
+            return {}
+        with self.connection() as db:
+            return dict(db.execute(f"select seq, dates from chunks_when where seq in ({_marks(seqs)})",
+                                   list(seqs)).fetchall())
 
     def release_claims(self) -> int:
-        """Hand this daemon's claimed rows back at a clean stop (others need not wait for the lease)."""
+        """Hand this daemon's claimed rows of both queues back at a clean stop (others need not wait for
+        the lease); returns how many."""
         with self.atomic() as db:
-            return int(db.execute("update embed_queue set claimed_by = null, claimed_at = null where claimed_by = ?",
-                                  (self.instance,)).rowcount)
+            return sum(int(db.execute(f"update {queue} set claimed_by = null, claimed_at = null where claimed_by = ?",
+                                      (self.instance,)).rowcount) for queue in ("embed_queue", "ctx_queue"))
 
     # ------------------------------------------------------------ supersession (inside the vector batch)
 

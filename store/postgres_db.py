@@ -26,8 +26,8 @@ APP_NAME = "memlane"  # application_name of every connection (pg_stat_activity)
 HNSW_M, HNSW_EF_CONSTRUCTION = 32, 128
 
 
-def hnsw_index_sql(m: int = HNSW_M, ef_construction: int = HNSW_EF_CONSTRUCTION, table: str = "chunk_vec") -> str:
-    """The cosine HNSW index of a vector table (`chunk_vec_hnsw` for chunk_vec)."""
+def hnsw_index_sql(m: int = HNSW_M, ef_construction: int = HNSW_EF_CONSTRUCTION, *, table: str = "chunk_vec") -> str:
+    """The HNSW (cosine) index of a vector table (`<table>_hnsw`; `table` from store/pg_derived.py's constants)."""
     return (f"create index {table}_hnsw on {table} using hnsw (embedding vector_cosine_ops) "
             f"with (m = {int(m)}, ef_construction = {int(ef_construction)})")
 LOCK_TIMEOUT_S = 10  # the SQLite busy timeout's equivalent: a write waits this long for a row lock
@@ -330,8 +330,8 @@ def _baseline(dim: int) -> list[str]:
 
 
 def _threads(dim: int) -> list[str]:
-    """Version 2: a memory's thread (issue 17), as SQLite's migration 2 adds it. Context vectors and
-    grounded dates are not kept on PostgreSQL yet (store/pg_derived.py says so)."""
+    """Version 2: a memory's thread (issue 17), as SQLite's migration 2 adds it (context vectors and
+    grounded dates came in version 3)."""
     return [
         "alter table chunks add column thread text",
         "alter table chunks add column thread_pos bigint",
@@ -347,8 +347,56 @@ def _hnsw_32(dim: int) -> list[str]:
     return ["drop index if exists chunk_vec_hnsw", hnsw_index_sql(32, 128)]
 
 
-# Append-only. Each entry runs once, in its own transaction with its version bump.
-MIGRATIONS = [_baseline, _threads, _hnsw_32]
+def _context_and_dates(dim: int) -> list[Any]:
+    """Version 4: what SQLite's migrations 2 and 3 add beside threads. Context vectors (a memory with its
+    thread neighbours) in their own table with an HNSW index, made through `ctx_queue` (`gen` counts
+    refreshes; claims as in embed_queue, so each window is embedded by one daemon), and the dates that
+    relative times resolve to (`chunks_when`: the text for a full hit, a tsvector for the lexical lane).
+    Every asserted thread member is queued, and every chunk's dates are derived (Python: timeground)."""
+    d = int(dim)
+
+    def ground_dates(conn: Any) -> None:
+        from store import pg_derived
+
+        db, last = Handle(conn), 0
+        while rows := db.execute("select seq, content, valid_from from chunks where seq > ? order by seq limit 1000",
+                                 (last,)).fetchall():
+            for seq, content, valid_from in rows:
+                pg_derived.add_dates(db, seq, content, valid_from)
+            last = rows[-1][0]
+
+    return [
+        f"""create table chunk_ctx_vec (
+            seq bigint primary key references chunks(seq),
+            namespace {_T} not null,
+            live boolean not null,
+            lang {_T} not null,
+            embedding vector({d}) not null)""",
+        "create index chunk_ctx_vec_ns on chunk_ctx_vec(namespace, live)",
+        hnsw_index_sql(32, 128, table="chunk_ctx_vec"),
+        f"""create table ctx_queue (
+            chunk_seq bigint primary key references chunks(seq),
+            gen integer not null default 0,
+            enqueued_at {_T} not null,
+            attempts integer not null default 0,
+            last_error text,
+            claimed_by text,
+            claimed_at timestamptz)""",
+        "create index ctx_queue_order on ctx_queue(attempts, chunk_seq)",
+        """create table chunks_when (
+            seq bigint primary key references chunks(seq),
+            dates text not null,
+            tsv tsvector not null)""",
+        "create index chunks_when_tsv on chunks_when using gin (tsv)",
+        "insert into ctx_queue(chunk_seq, enqueued_at) select seq, created_at from chunks "
+        "where kind = 'memory' and valid_until is null and thread_by in ('client', 'session')",
+        ground_dates,
+    ]
+
+
+# Append-only. Each entry runs once, in its own transaction with its version bump. An entry returns its
+# steps: SQL statements, or a callable given the connection (for derived rows only Python can make).
+MIGRATIONS = [_baseline, _threads, _hnsw_32, _context_and_dates]
 SCHEMA_VERSION = len(MIGRATIONS)
 VERSION_TABLE = "memlane_schema"
 MIGRATION_LOCK = 0x6D656D6C616E65  # 'memlane': daemons starting together migrate one at a time
@@ -392,8 +440,11 @@ def migrate(url: str, dim: int) -> list[int]:
                 (now,) = conn.execute(f"select coalesce(max(version), 0) from {VERSION_TABLE}").fetchone()
                 if now >= v:  # another daemon applied it while we waited
                     continue
-                for stmt in MIGRATIONS[v - 1](dim):
-                    conn.execute(stmt)
+                for step in MIGRATIONS[v - 1](dim):
+                    if isinstance(step, str):
+                        conn.execute(step)
+                    else:
+                        step(conn)
                 conn.execute(f"insert into {VERSION_TABLE}(version) values (%s)", (v,))
                 conn.execute("insert into meta(key, value) values ('schema_version', %s) "
                              "on conflict (key) do update set value = excluded.value", (str(v),))
