@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,10 @@ class Lexicon:
     zh2en: dict[str, tuple[str, ...]]
     en2zh: dict[str, tuple[str, ...]]
     common_en: frozenset[str]  # single English words CC-CEDICT writes in lower case (not names)
+    # Proper names (entries whose pinyin is capitalised): Chinese → (English name, kind), and back.
+    zh_names: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    en_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    given_names: frozenset[str] = frozenset()  # first words of people's names in the glosses (casefolded)
 
 
 def cedict_path() -> Path | None:
@@ -52,6 +56,31 @@ def _clean_def(d: str) -> str:
     return d
 
 
+_NAME_HEAD = re.compile(r"^((?:[A-Z][\w'.&-]*)(?:\s+(?:of\s+|de\s+)?[A-Z][\w'.&-]*)*)")
+# What a proper name's gloss says it is; the first class named wins.
+_NAME_KINDS = (
+    ("place", re.compile(r"\b(city|capital|province|county|district|country|island|river|mountain|lake|"
+                         r"prefecture|state|region|town|republic|kingdom|sea|ocean|port|municipality|metropolis|"
+                         r"continent|nation|peninsula|village|bay|strait|territory|autonomous)\b", re.I)),
+    ("org", re.compile(r"\b(company|corporation|corp|group|bank|university|inc|ltd|institute|association|"
+                       r"party|agency|brand|manufacturer|airline|college|organization|organisation|firm)\b", re.I)),
+    ("person", re.compile(r"\(name\)|\b(\d{3,4}-\d{2,4}|writer|poet|politician|emperor|king|queen|painter|"
+                          r"philosopher|general|actor|actress|singer|scientist|president|composer|author)\b", re.I)),
+)
+
+
+def _name_entry(pinyin: str, first_def: str) -> tuple[str, str] | None:
+    """(English name, kind) of a proper-name entry (pinyin capitalised), from its first gloss."""
+    if not any(p[:1].isupper() for p in pinyin.split()):
+        return None
+    m = _NAME_HEAD.match(first_def.strip())
+    if not m or len(m.group(1)) < 2:
+        return None
+    rest = first_def[m.end():]
+    kind = next((k for k, rx in _NAME_KINDS if rx.search(rest)), "concept")
+    return m.group(1).rstrip(".,"), kind
+
+
 def _build(path: Path) -> Lexicon:
     from query_plan import EN_STOP
 
@@ -62,6 +91,9 @@ def _build(path: Path) -> Lexicon:
     zh2en: dict[str, list[str]] = {}
     en_cands: dict[str, list[tuple[int, int, str]]] = {}
     common: set[str] = set()
+    zh_names: dict[str, list[tuple[str, str]]] = {}
+    en_names: dict[str, list[str]] = {}
+    given: set[str] = set()
     with path.open(encoding="utf-8") as fh:
         for line in fh:
             if line.startswith("#"):
@@ -76,6 +108,17 @@ def _build(path: Path) -> Lexicon:
                 continue
             if any(d.startswith("surname ") for d in defs[:1]) and len(simp) == 1:
                 continue
+            pinyin = rest.partition("]")[0]
+            for raw in defs if len(simp) >= 2 else ():
+                named = None if _SKIP_DEF.match(raw.strip()) else _name_entry(pinyin, raw)
+                if named:
+                    zh_names.setdefault(simp, []).append(named)
+                    en_names.setdefault(named[0].casefold(), []).append(simp)
+                    if " " in named[0] and named[1] == "person":  # Nikola Tesla is also Tesla
+                        en_names.setdefault(named[0].rsplit(" ", 1)[1].casefold(), []).append(simp)
+                        given.add(named[0].split()[0].casefold())
+                    elif named[1] == "person" and "(name)" in raw:
+                        given.add(named[0].casefold())
             glosses = zh2en.setdefault(simp, [])
             for idx, raw in enumerate(defs):
                 if _SKIP_DEF.match(raw.strip()):
@@ -96,7 +139,27 @@ def _build(path: Path) -> Lexicon:
         cands.sort()
         en2zh[word] = tuple(dict.fromkeys(c[2] for c in cands if c[1] < 0 or c[0] == 0))[:MAX_ZH_PER_WORD]
     return Lexicon({k: tuple(v) for k, v in zh2en.items() if v}, {k: v for k, v in en2zh.items() if v},
-                   frozenset(common))
+                   frozenset(common), {k: tuple(v[:MAX_ZH_PER_WORD]) for k, v in zh_names.items()},
+                   {k: tuple(dict.fromkeys(v))[:MAX_ZH_PER_WORD] for k, v in en_names.items()}, frozenset(given))
+
+
+def name_translations(name: str) -> tuple[str, ...]:
+    """The same proper name in the other script, from CC-CEDICT: 里斯本 → Lisbon, Alibaba → 阿里巴巴."""
+    lex = lexicon()
+    if lex is None:
+        return ()
+    if er.has_cjk(name):
+        return tuple(n for n, _ in lex.zh_names.get(name, ()))
+    return lex.en_names.get(name.casefold(), ())
+
+
+def name_kind(name: str) -> str | None:
+    """place, org, person or concept for a Chinese proper name CC-CEDICT knows, else None."""
+    lex = lexicon()
+    got = lex.zh_names.get(name) if lex is not None else None
+    if not got:
+        return None
+    return next((k for _, k in got if k != "concept"), "concept")
 
 
 def common_english() -> frozenset[str] | None:
