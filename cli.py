@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench recall-latency": ("bench_recall_latency", "cli.help.bench_recall_latency"),
     "eval locomo": ("eval_locomo", "cli.help.eval_locomo"),
     "eval bilingual": ("eval_bilingual", "cli.help.eval_bilingual"),
+    "eval foreign": ("eval_foreign", "cli.help.eval_foreign"),
 }
 
 

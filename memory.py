@@ -32,7 +32,7 @@ from config import Config, load_config
 from embedder import Embedder, make_embedder
 from errors import Conflict, InvalidArgument, MemlaneError, NotFound, TooLarge, Unavailable
 from i18n_messages import t as t_msg
-from recall import pipeline
+from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
 from store.protocol import NewChunk, chunk_filter
 from store.sqlite import SqliteStore
@@ -46,6 +46,7 @@ __all__ = ["LANES", "SCHEMA_VERSION", "Memory", "__version__", "connect", "conte
 log = logging.getLogger("memlane")
 
 ENTITY_NAME_CHARS = 200
+DETAILS = ("brief", "full")  # memory_recall detail levels
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -242,7 +243,7 @@ class Memory:
         if not self.config.auto_entities:
             return []
         common = xl.common_english() if self.config.lexical_precision else None
-        return [(m.name, m.kind, []) for m in er.extract_mentions(text, common)]
+        return [(m.name, m.kind, []) for m in er.extract_mentions(text, common, xl.lexicon())]
 
     def _link(self, tx: Any, ns: str, seq: int, wanted: list[er.Wanted], now: str) -> list[dict[str, Any]]:
         return er.link(self.store, tx, ns, seq, wanted, now, limit=self.config.max_entities,
@@ -339,8 +340,14 @@ class Memory:
         tags: Any = None,
         since: Any = None,
         until: Any = None,
+        detail: Any = None,
+        min_relevance: Any = None,
     ) -> dict[str, Any]:
-        """Four-lane recall fused by RRF. See memory_recall in the contract."""
+        """Four-lane recall fused by RRF, hits at or above `min_relevance`. See memory_recall in the contract.
+
+        `detail` "full" (the default here, for in-process callers) returns every field; "brief" what an agent
+        reads (hydrate.py). The MCP tool defaults to "brief".
+        """
         started = time.perf_counter()
         cfg = self.config
         ns = v.namespace_arg(namespace)
@@ -348,6 +355,8 @@ class Memory:
         assert text is not None
         k = v.int_arg(top_k, "top_k", 1, 100, 10)
         lane_set = self._lanes_arg(lanes)
+        full = v.choice_arg(detail, "detail", DETAILS, "full") == "full"
+        floor = v.number_arg(min_relevance, "min_relevance", 0.0, 1.0, relevance.MIN_RELEVANCE)
         flt = chunk_filter(ns, as_of=v.time_arg(as_of, "as_of"),
                            include_history=v.bool_arg(include_history, "include_history", False),
                            source=v.text_arg(source, "source", cfg.max_source_chars, required=False),
@@ -357,13 +366,19 @@ class Memory:
             took = (time.perf_counter() - started) * 1000
             self._log_recall(ns, text, took, {}, None, [], "placeholder")
             return {"hits": [], "took_ms": round(took, 3), "lanes": {}, "skipped": "placeholder"}
-        plan = Plan(flt, QueryInfo(text), k, lane_set, cfg)  # `config` is read per call: benchmarks replace it
+        plan = Plan(flt, QueryInfo(text), k, lane_set, cfg, floor)  # `config` is read per call: benchmarks replace it
         pool = self._pool if cfg.parallel_lanes else None
-        hits, results, wall_ms = pipeline.recall(self.store, plan, self.query_vector, pool)
+        hits, results, wall_ms = pipeline.recall(self.store, plan, self.query_vector, pool, self.cohort)
         took = (time.perf_counter() - started) * 1000
         lanes_out = {name: {"hits": len(r.seqs), "ms": round(r.ms, 3)} for name, r in results.items()}
         self._log_recall(ns, text, took, lanes_out, wall_ms, hits, None)
+        if not full:
+            return {"hits": [hydrate.brief(h) for h in hits], "took_ms": round(took, 3)}
         return {"hits": hits, "took_ms": round(took, 3), "lanes": lanes_out, "skipped": None}
+
+    def cohort(self) -> relevance.Cohort:
+        """The embedder's reference passages per language, which calibrate vector relevance (recall/relevance.py)."""
+        return relevance.cohort_for(self.embedder)
 
     def _lanes_arg(self, lanes: Any) -> tuple[str, ...]:
         if lanes is None:

@@ -17,7 +17,6 @@ from entity_resolve import strip_controls
 from errors import InvalidArgument, TooLarge
 
 NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
-ID_RE = re.compile(r"^[a-z]_[0-9a-f]{8,40}$")
 
 # Text that is a test or a greeting rather than a memory; compared after case folding and with
 # punctuation and spaces removed. Content made only of punctuation is a placeholder too.
@@ -175,8 +174,19 @@ def id_arg(value: Any, name: str = "id") -> str:
         raise InvalidArgument("arg.required", name=name)
     if not isinstance(value, str):
         raise InvalidArgument("arg.type", name=name, expected="a string", got=type_name(value))
-    if not ID_RE.match(value):
-        raise InvalidArgument("arg.id", got=_show(value))
+    # Ids are opaque (contract v2): any other string is simply an id that was never issued, so the
+    # lookup answers not_found; only the length is bounded here.
+    if not value.strip():
+        raise InvalidArgument("arg.empty", name=name)
+    return value
+
+
+def choice_arg(value: Any, name: str, allowed: tuple[str, ...], default: str) -> str:
+    """One of `allowed` (a string), or `default` when absent."""
+    if value is None:
+        return default
+    if not isinstance(value, str) or value not in allowed:
+        raise InvalidArgument("arg.choice", name=name, allowed=", ".join(allowed), got=_show(value))
     return value
 
 

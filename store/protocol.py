@@ -167,7 +167,13 @@ class Store(Protocol):
     def neighbours_in_time(self, flt: Filter, seq: int, window_s: float) -> list[int]: ...
 
     def hit_rows(self, seqs: Sequence[int]) -> dict[int, dict[str, Any]]:
-        """Hydration: seq → the contract's hit fields."""
+        """Hydration: seq → the contract's hit fields, plus `superseded_by`: the memory that replaced this
+        one (its superseded_by link, else the version an update wrote after it), or None."""
+        ...
+
+    def similarities(self, seqs: Sequence[int], qv: np.ndarray) -> dict[int, tuple[float, str]]:
+        """Cosine similarity of `qv` to each chunk's stored vector, with the chunk's language: seq →
+        (similarity, lang). Chunks without a vector yet are left out. Relevance reads only the few hits."""
         ...
 
     def entity_names(self, seqs: Sequence[int]) -> dict[int, list[str]]: ...

@@ -431,10 +431,26 @@ class SqliteStore(SqliteBrowse):
             return {}
         return {r[0]: {"chunk_id": r[1], "content": r[2], "source": r[3], "importance": r[4],
                        "tags": json.loads(r[5]), "metadata": json.loads(r[6]), "created_at": r[7],
-                       "valid_from": r[8], "valid_until": r[9]}
+                       "valid_from": r[8], "valid_until": r[9], "superseded_by": r[10]}
                 for r in self.reader().execute(
-                    f"select seq, id, content, source, importance, tags, metadata, created_at, valid_from, valid_until "
-                    f"from chunks where seq in ({_marks(seqs)})", list(seqs))}
+                    f"select c.seq, c.id, c.content, c.source, c.importance, c.tags, c.metadata, c.created_at, "
+                    f"c.valid_from, c.valid_until, coalesce(c.superseded_by, "
+                    f"(select n.id from chunks n where n.previous_id = c.id limit 1)) "
+                    f"from chunks c where c.seq in ({_marks(seqs)})", list(seqs))}
+
+    def similarities(self, seqs: Sequence[int], qv: np.ndarray) -> dict[int, tuple[float, str]]:
+        if not seqs:
+            return {}
+        q = np.asarray(qv, dtype=np.float32)
+        q = q / (float(np.linalg.norm(q)) or 1.0)
+        out: dict[int, tuple[float, str]] = {}
+        for part in _chunks_of(list(seqs)):
+            for seq, blob, lang in self.reader().execute(
+                    f"select f.seq, f.embedding, c.lang from chunk_vec_f32 f join chunks c on c.seq = f.seq "
+                    f"where f.seq in ({_marks(part)})", list(part)):
+                v = np.frombuffer(blob, dtype=np.float32)
+                out[seq] = (float(v @ q) / (float(np.linalg.norm(v)) or 1.0), lang)
+        return out
 
     def entity_names(self, seqs: Sequence[int]) -> dict[int, list[str]]:
         ents: dict[int, list[str]] = defaultdict(list)
