@@ -37,7 +37,7 @@ from recall.query import LANES, Plan, QueryInfo
 from store.protocol import NewChunk, chunk_filter
 from store.sqlite import SqliteStore
 from store.sqlite_db import SCHEMA_VERSION, connect, migrate
-from store.util import content_hash, escape_like, fts_quote, new_id
+from store.util import content_hash, escape_like, fts_quote, new_id, predicate_key
 
 __version__ = "0.1.0"
 __all__ = ["LANES", "SCHEMA_VERSION", "Memory", "__version__", "connect", "content_hash", "escape_like",
@@ -432,6 +432,7 @@ class Memory:
         ns = v.namespace_arg(namespace)
         subj = v.text_arg(subject, "subject", ENTITY_NAME_CHARS)
         pred = v.text_arg(predicate, "predicate", 128)
+        pred = predicate_key(pred) if pred else pred
         obj = v.text_arg(object, "object", ENTITY_NAME_CHARS)
         skind = v.text_arg(subject_kind, "subject_kind", 32, required=False)
         okind = v.text_arg(object_kind, "object_kind", 32, required=False)
@@ -545,7 +546,7 @@ class Memory:
         name = v.text_arg(entity, "entity", ENTITY_NAME_CHARS)
         assert name is not None
         d = v.int_arg(depth, "depth", 1, 3, 2)
-        preds = v.str_list_arg(predicates, "predicates", 32, 128)
+        preds = [predicate_key(p) for p in v.str_list_arg(predicates, "predicates", 32, 128)]
         lim = v.int_arg(limit, "limit", 1, 500, 100)
         at = v.time_arg(as_of, "as_of")
         root = self.store.find_entity(ns, name, er.norm(name))

@@ -125,7 +125,18 @@ def _baseline(conn: Any, dim: int) -> None:
 
 
 # Append-only. Each entry runs once, in its own BEGIN IMMEDIATE transaction with its version bump.
-MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline]
+def _normal_keys(conn: Any, dim: int) -> None:
+    """Version 2 (issue 14): content hashes ignore case and trailing punctuation; predicates have one spelling."""
+    from store.util import content_hash, predicate_key
+
+    for seq, content in conn.execute("select seq, content from chunks").fetchall():
+        conn.execute("update chunks set content_hash = ? where seq = ?", (content_hash(content), seq))
+    for rid, pred in conn.execute("select id, predicate from relations").fetchall():
+        if predicate_key(pred) != pred:
+            conn.execute("update relations set predicate = ? where id = ?", (predicate_key(pred), rid))
+
+
+MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline, _normal_keys]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

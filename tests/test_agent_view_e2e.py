@@ -145,3 +145,25 @@ def test_the_trials_bad_rankings_are_fixed(daemon: Daemon) -> None:
                 assert res["hits"] and res["hits"][0]["chunk_id"] == ids[want], (q, res["hits"][:2])
 
     asyncio.run(go())
+
+
+def test_predicates_and_near_duplicates_are_one(daemon: Daemon) -> None:
+    space = ns()
+
+    async def go() -> None:
+        async with mcp_session(daemon, "http") as s:
+            rels = [(await call(s, "memory_relate", {"subject": "Alice Chen", "predicate": p, "object": "Stripe",
+                                                     "namespace": space}))[0] for p in ("works at", "works_at", "Works At")]
+            assert rels[0]["created"] is True and not rels[1]["created"] and not rels[2]["created"]
+            assert len({r["relation_id"] for r in rels}) == 1
+            g, _ = await call(s, "memory_graph_query", {"entity": "Alice Chen", "namespace": space,
+                                                        "predicates": ["Works at"]})
+            assert [e["predicate"] for e in g["edges"]] == ["works_at"]
+            first, _ = await call(s, "memory_remember", {"content": "sh600519 buy at 1650", "namespace": space})
+            for again in ("sh600519 buy at 1650.", "  SH600519   buy at 1650 ", "sh600519 buy at 1650!"):
+                dup, _ = await call(s, "memory_remember", {"content": again, "namespace": space})
+                assert dup["created"] is False and dup["duplicate_of"] == first["chunk_id"], again
+            other, _ = await call(s, "memory_remember", {"content": "sh600519 buy at 1660", "namespace": space})
+            assert other["created"] is True
+
+    asyncio.run(go())
