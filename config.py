@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import sys
 from collections.abc import Mapping
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from errors import ConfigError
+from store.util import is_pg_url
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,6 +36,10 @@ class Config:
     """Every knob memlane has. The TOML key is the field name; the env var is MEMLANE_ + upper name."""
 
     db_path: Path = Path("~/.memlane/memory.db")
+    # A postgresql:// URL selects the PostgreSQL engine (store/postgres.py); empty: the SQLite file db_path.
+    # A db_path (or --db) given as such a URL lands here too.
+    db_url: str = ""
+    embed_lease_s: int = 60  # PostgreSQL: a daemon's claim on queued chunks; after it others may take them
     host: str = "127.0.0.1"
     port: int = 8086
     lang: str = ""  # empty: follow MEMLANE_LANG / LC_ALL / LANG
@@ -47,6 +53,7 @@ class Config:
     dim: int = 0  # 0: ask the model
     embed_batch: int = 16
     query_cache_size: int = 1024
+    sqlite_cache_mib: int = 8  # SQLite page cache of each connection (the writer and one per reader thread)
     max_content_chars: int = 32768
     max_query_chars: int = 2000
     max_metadata_bytes: int = 16384
@@ -56,6 +63,13 @@ class Config:
     max_entities: int = 64
     max_request_bytes: int = 1_048_576
     pii: str = "warn"  # warn | redact | reject
+    call_queue_timeout_s: int = 30  # a tool call waits at most this long for a free worker, then [unavailable]
+    # Connections (connections.py): deadlines for a request's head and body, keep-alive, and a cap.
+    header_timeout_s: int = 10
+    body_timeout_s: int = 30
+    keepalive_timeout_s: int = 5
+    max_connections: int = 256  # lowered at start to what the descriptor limit leaves
+    log_lines_per_minute: int = 120  # logbound.py: the log grows by a bounded amount whatever the load
     backup_dir: Path | None = None
     # Recall-quality techniques (each switchable for ablation).
     # Atomic facts as child chunks. Off: bilingual-dev top-1 0.750 -> 0.711 with them (locomo-dev any@10
@@ -73,6 +87,16 @@ class Config:
     # A strong hit lends half its score to the memories written just before/after it (one conversation).
     # Off: no gain on either dev set in the final runs, and risky where neighbouring memories are unrelated.
     context_expansion: bool = False
+    # Each memory in a thread also has a context vector (itself plus its thread neighbours), searched as
+    # its own list and fused by RRF (docs/QUALITY.md).
+    context_vectors: bool = True
+    # How the context list is fused: "vector" (a sub-list RRF-merged into the vector lane, as the meta
+    # lane merges its sub-lists) or "lane" (a list of its own in the RRF over lanes). "vector" measured
+    # better at k = 1, 5 and 10 on LoCoMo dev, bilingual dev unchanged (docs/QUALITY.md).
+    context_fusion: str = "vector"
+    # Relative times resolved to dates: the lexical lane matches a question's dates against them and
+    # "when" questions prefer memories that carry a date (docs/QUALITY.md).
+    time_grounding: bool = True
     # The meta and entity lanes run on a thread pool beside the vector lane. Off: one after another
     # (the benchmark's sequential variant, so both variants do the same work).
     parallel_lanes: bool = True
@@ -84,9 +108,22 @@ class Config:
     extractor_timeout_ms: int = 10000
     extractor_retries: int = 2
     source_file: Path | None = field(default=None, compare=False)
+    # MEMLANE_* variables that name no key: ignored, and reported by env_warnings() (a service must start).
+    unknown_env: tuple[str, ...] = field(default=(), compare=False)
 
     def resolved_db_path(self) -> Path:
         return Path(os.path.expanduser(str(self.db_path)))
+
+    @property
+    def engine(self) -> str:
+        """'postgres' when db_url is set, else 'sqlite'."""
+        return "postgres" if self.db_url else "sqlite"
+
+    def db_label(self) -> str:
+        """The database as messages and /health show it: the file, or the URL with its password as ***."""
+        from store.util import redact_url
+
+        return redact_url(self.db_url) if self.db_url else str(self.resolved_db_path())
 
 
 _CHOICES = {
@@ -95,12 +132,14 @@ _CHOICES = {
     "pii": ("warn", "redact", "reject"),
     "lang": ("", "en", "zh"),
     "extractor": ("rules", "openai"),
+    "context_fusion": ("lane", "vector"),
 }
 _RANGES = {
     "port": (0, 65535),
     "dim": (0, 8192),
     "embed_batch": (1, 512),
     "query_cache_size": (0, 1_000_000),
+    "sqlite_cache_mib": (1, 4096),
     "max_content_chars": (1, 10_000_000),
     "max_query_chars": (1, 100_000),
     "max_metadata_bytes": (2, 10_000_000),
@@ -110,20 +149,29 @@ _RANGES = {
     "max_entities": (0, 10_000),
     "max_request_bytes": (1024, 1_000_000_000),
     "extractor_timeout_ms": (100, 600_000),
+    "call_queue_timeout_s": (1, 3600),
+    "header_timeout_s": (1, 3600),
+    "body_timeout_s": (1, 3600),
+    "keepalive_timeout_s": (1, 3600),
+    "max_connections": (8, 100_000),
+    "log_lines_per_minute": (10, 100_000),
     "extractor_retries": (0, 10),
+    "embed_lease_s": (1, 86_400),
 }
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
 def _fields() -> dict[str, dataclasses.Field[Any]]:
-    return {f.name: f for f in dataclasses.fields(Config) if f.name != "source_file"}
+    return {f.name: f for f in dataclasses.fields(Config) if f.name not in ("source_file", "unknown_env")}
 
 
 def _cast(key: str, raw: Any, where: str) -> Any:
     """Cast one raw value (a TOML value or an env string) to the field's type, strictly."""
     f = _fields()[key]
     ftype = str(f.type)
+    if key in ("db_path", "db_url") and is_pg_url(raw):
+        return str(raw).strip()  # a URL, not a path (a Path would fold its "//")
 
     # In the environment the user typed MEMLANE_PORT, in a file `port`: name what they typed.
     name = PREFIX + key.upper() if where == "environment" else key
@@ -203,19 +251,17 @@ def load_config(
     elif PREFIX + "CONFIG" in env:
         raise ConfigError("config.bad_file", path=str(path), detail="file not found")
 
-    # Unknown MEMLANE_* variables are errors too, so that a typo never silently does nothing.
+    # An unknown key in the file is an error (the user wrote it there on purpose); an unknown MEMLANE_*
+    # variable is only a warning, since the environment is shared and a service must still start.
     ignored = {PREFIX + "CONFIG"}
+    unknown_env: list[str] = []
     for name, raw in env.items():
         if not name.startswith(PREFIX) or name in ignored:
             continue
         key = name[len(PREFIX) :].lower()
         if key not in known:
-            raise ConfigError(
-                "config.unknown_key",
-                key=name,
-                where="environment",
-                known=", ".join(PREFIX + k.upper() for k in sorted(known)),
-            )
+            unknown_env.append(name)
+            continue
         values[key] = _cast(key, raw, "environment")
 
     for key, raw in (overrides or {}).items():
@@ -224,5 +270,26 @@ def load_config(
         if key not in known:
             raise ConfigError("config.unknown_key", key=key, where="arguments", known=", ".join(sorted(known)))
         values[key] = _cast(key, raw, "arguments") if isinstance(raw, str) else raw
+        if key == "db_path" and not is_pg_url(raw):
+            values["db_url"] = ""  # a file given on the command line wins over a URL from env or file
 
-    return Config(**values, source_file=source_file)
+    if is_pg_url(values.get("db_path")):  # --db / MEMLANE_DB_PATH / db_path given a postgresql:// URL
+        values["db_url"] = values.pop("db_path")
+        values["db_path"] = home / "memory.db"
+    if values.get("db_url") and not is_pg_url(values["db_url"]):
+        raise ConfigError("config.bad_db_url", key="db_url", got=repr(str(values["db_url"])[:12] + "…"))
+    return Config(**values, source_file=source_file, unknown_env=tuple(sorted(unknown_env)))
+
+
+def env_warnings(cfg: Config, lang: str | None = None) -> list[str]:
+    """One readable warning per ignored MEMLANE_* variable, naming the nearest known variable."""
+    import i18n_messages
+
+    keys = [k.upper() for k in (*_fields(), "config")]
+    out = []
+    for name in cfg.unknown_env:
+        # Compared without the shared prefix, which would make every name look alike.
+        near = difflib.get_close_matches(name[len(PREFIX):], keys, n=1, cutoff=0.6)
+        msg_id = "config.unknown_env_near" if near else "config.unknown_env"
+        out.append(i18n_messages.t(msg_id, lang, name=name, near=PREFIX + near[0] if near else ""))
+    return out

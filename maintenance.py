@@ -7,11 +7,13 @@ Everything here goes through `memory.connect()`, so the pragmas and sqlite-vec a
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import private
 from errors import InvalidArgument, Unavailable
 from store import derived
 from store.sqlite_db import connect
@@ -62,7 +64,7 @@ def backup(db_path: Path, dest_dir: Path, keep: int = 7) -> BackupResult:
     if keep < 1:
         raise InvalidArgument("arg.range", name="keep", low=1, high=10_000, got=keep)
     _require_db(db_path)
-    dest_dir.mkdir(parents=True, exist_ok=True)
+    private.make_dir(dest_dir)
     final = dest_dir / f"{db_path.stem}-{_stamp()}.db"
     partial = final.with_name("." + final.name + ".partial")
     src = connect(db_path)
@@ -82,6 +84,7 @@ def backup(db_path: Path, dest_dir: Path, keep: int = 7) -> BackupResult:
     if check != "ok":
         partial.unlink(missing_ok=True)
         raise Unavailable("data.backup_bad", path=str(final), detail=check)
+    private.tighten([partial])  # a backup is the whole database: never readable by others
     partial.rename(final)
     removed = rotate(dest_dir, db_path.stem, keep)
     return BackupResult(final, final.stat().st_size, check, removed)
@@ -125,7 +128,11 @@ def restore(backup_path: Path, db_path: Path) -> tuple[Path | None, str]:
                     out.close()
             finally:
                 cur.close()
-        db_path.parent.mkdir(parents=True, exist_ok=True)
+            private.tighten([safety])
+        private.make_dir(db_path.parent)
+        # The approximate index files describe the database being replaced; a restored file could
+        # carry the same vector generation, so they go and are rebuilt from the restored vectors.
+        shutil.rmtree(Path(f"{db_path}.ann"), ignore_errors=True)
         dst = connect(db_path)
         try:
             src.backup(dst)
@@ -134,6 +141,7 @@ def restore(backup_path: Path, db_path: Path) -> tuple[Path | None, str]:
             dst.close()
     finally:
         src.close()
+    private.tighten(private.database_files(db_path))
     return safety, quick_check(db_path)
 
 
@@ -191,8 +199,6 @@ def check_vectors(db: Any) -> VectorReport:
         r[0]: (r[1], r[2], r[3], r[4])
         for r in db.execute("select rowid, namespace, live, lang, vec_length(embedding) from chunk_vec")}
     rep.vectors = len(vec)
-    # The coarse index mirrors namespace and liveness too: a drift there leaks or hides memories.
-    bits = {r[0]: (r[1], r[2]) for r in db.execute("select rowid, namespace, live from chunk_vec_bit")}
     queued = {r[0] for r in db.execute("select chunk_seq from embed_queue")}
     seen: set[int] = set()
     for seq, ns, lang, live in db.execute("select seq, namespace, lang, valid_until is null from chunks"):
@@ -205,9 +211,9 @@ def check_vectors(db: Any) -> VectorReport:
         vns, vlive, vlang, vdim = got
         if vdim != rep.model_dim:
             rep.wrong_dim.append(seq)
-        elif vns != ns or vlang != lang or (seq in bits and bits[seq][0] != ns):
+        elif vns != ns or vlang != lang:
             rep.wrong_meta.append(seq)
-        elif int(vlive) != int(live) or (seq in bits and int(bits[seq][1]) != int(live)):
+        elif int(vlive) != int(live):
             rep.wrong_live.append(seq)
     rep.orphans = sorted(set(vec) - seen)
     return rep

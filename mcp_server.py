@@ -47,9 +47,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import dashboard  # dashboard (issue 9)
 import i18n_messages
-from config import Config, load_config
+import private
+from config import Config, env_warnings, load_config
+from connections import uvicorn_options
 from errors import InvalidArgument, MemlaneError, Unavailable
 from i18n_messages import t
+from logbound import BoundedLog, ClippedFormatter
 from memory import SCHEMA_VERSION, Memory, __version__
 from recall.relevance import MIN_RELEVANCE
 
@@ -57,9 +60,21 @@ log = logging.getLogger("memlane.server")
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 GRACEFUL_DRAIN_S = 6.0  # in-flight tool calls get this long to finish after SIGTERM
-# Tool calls run on a fixed pool of long-lived threads: Memory keeps one read connection per thread, so
+# Tool calls run on fixed pools of long-lived threads: Memory keeps one read connection per thread, so
 # threads that come and go (as anyio's idle workers do) would leave a connection behind each time.
+# Two pools, so that slow searches cannot starve everything else: recall and graph queries (whose cost
+# depends on the query and the data) get CALL_THREADS; the bounded calls (writes, history, stats) get
+# LIGHT_THREADS of their own. A call that finds its pool full waits at most call_queue_timeout_s, then
+# is refused with [unavailable] instead of queueing for ever. /health uses neither pool (HealthFacts).
 CALL_THREADS = 8
+LIGHT_THREADS = 4
+# Descriptors kept back from the connection cap: a SQLite reader (database + WAL) per worker thread and per
+# thread of the dashboard's pool (anyio's default 40), plus the log and the model (connections.connection_cap).
+DASHBOARD_THREADS = 40
+FD_RESERVE = 2 * (CALL_THREADS + LIGHT_THREADS + 1 + DASHBOARD_THREADS) + 16
+HEAVY_TOOLS = frozenset({"memory_recall", "memory_graph_query"})
+HEALTH_WAIT_S = 0.5  # /health waits this long for a fresh pending-embedding count, else answers the last one
+HEALTH_STALE_S = 15.0  # facts older than this mean the database did not answer: /health says degraded
 GRACEFUL_CLOSE_S = 2  # then open streams (idle SSE connections) get this long before they are cancelled
 
 INSTRUCTIONS = (
@@ -104,11 +119,12 @@ def build_tools(memory: Memory) -> list[Tool]:
             description="What it is about: names or {name, kind, aliases}.")] = None,
         metadata: MetadataArg = None,
         valid_from: Annotated[str | None, Field(description="When it became true; default now.")] = None,
+        thread: Annotated[str | None, Field(description="Conversation id, ≤ 128 chars; inferred if omitted.")] = None,
     ) -> dict[str, Any]:
         """Store a durable fact, preference or decision when the user states one or asks you to remember.
         Same content again returns duplicate_of; to change a fact, use memory_update."""
         return memory.remember(content, namespace=namespace, source=source, importance=importance, tags=tags,
-                               entities=entities, metadata=metadata, valid_from=valid_from)
+                               entities=entities, metadata=metadata, valid_from=valid_from, thread=thread)
 
     def memory_recall(
         query: Annotated[str, Field(description="A short, specific question, any language.")],
@@ -153,7 +169,7 @@ def build_tools(memory: Memory) -> list[Tool]:
         namespace: NamespaceArg = None,
         reason: Annotated[str | None, Field(description="Why (kept in history).")] = None,
     ) -> dict[str, Any]:
-        """Forget a memory or relation. Call this when the user retracts something. Nothing is deleted."""
+        """Forget a memory or relation when the user retracts it. Nothing is deleted."""
         return memory.forget(id, namespace=namespace, reason=reason)
 
     def memory_update(
@@ -166,7 +182,7 @@ def build_tools(memory: Memory) -> list[Tool]:
         metadata: MetadataArg = None,
         valid_from: TimeArg = None,
     ) -> dict[str, Any]:
-        """Replace a memory with a new version. Call this when a stored fact changes, instead of storing a
+        """Replace a memory with a new version when a stored fact changes, rather than storing a
         contradiction; the old version stays in memory_history."""
         return memory.update(id, content, namespace=namespace, source=source, importance=importance, tags=tags,
                              metadata=metadata, valid_from=valid_from)
@@ -191,7 +207,7 @@ def build_tools(memory: Memory) -> list[Tool]:
                                   as_of=as_of)
 
     def memory_stats(namespace: NamespaceArg = None) -> dict[str, Any]:
-        """Counts, sizes and recall latency, for one namespace or all: what memlane holds, is it healthy."""
+        """Counts, sizes and recall latency, for one namespace or all."""
         return memory.stats(namespace=namespace)
 
     fns: list[Callable[..., dict[str, Any]]] = [memory_remember, memory_recall, memory_relate, memory_forget,
@@ -248,17 +264,31 @@ class MemlaneMCP(MCPServer):
         self.draining = False
         self._tools = {tool.name: tool for tool in build_tools(memory)}
         self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="memlane-call")
+        self._light = ThreadPoolExecutor(max_workers=LIGHT_THREADS, thread_name_prefix="memlane-light")
+        # One slot per thread, so that a call waits here (bounded) and never in the executor's own queue.
+        self._slots = {id(self._pool): asyncio.Semaphore(CALL_THREADS), id(self._light): asyncio.Semaphore(LIGHT_THREADS)}
+        self.queue_timeout = float(memory.config.call_queue_timeout_s)
         super().__init__("memlane", version=__version__, instructions=INSTRUCTIONS, tools=list(self._tools.values()),
                          log_level="INFO")
         self._add_guide_prompt()
 
-    async def run_blocking(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
-        """Run a blocking Memory call off the event loop, on the daemon's own thread pool."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, **kwargs))
+    async def run_blocking(self, fn: Callable[..., Any], *, light: bool = False, **kwargs: Any) -> Any:
+        """Run a blocking Memory call off the event loop, on one of the daemon's own thread pools."""
+        pool = self._light if light else self._pool
+        slots = self._slots[id(pool)]
+        try:
+            await asyncio.wait_for(slots.acquire(), self.queue_timeout)
+        except asyncio.TimeoutError:
+            raise Unavailable("server.busy", seconds=round(self.queue_timeout)) from None
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, functools.partial(fn, **kwargs))
+        finally:
+            slots.release()
 
     def close(self) -> None:
-        """Wait for calls still running in the pool (the server has stopped sending new ones)."""
+        """Wait for calls still running in the pools (the server has stopped sending new ones)."""
         self._pool.shutdown(wait=True)
+        self._light.shutdown(wait=True)
 
     def error_result(self, exc: BaseException) -> CallToolResult:
         """The one place errors become tool results: `[code] message` in the daemon's language."""
@@ -287,7 +317,7 @@ class MemlaneMCP(MCPServer):
             kwargs = {p: arguments.get(p) for p in inspect.signature(tool.fn).parameters}
             self.inflight += 1
             try:
-                result = await self.run_blocking(tool.fn, **kwargs)
+                result = await self.run_blocking(tool.fn, light=name not in HEAVY_TOOLS, **kwargs)
             finally:
                 self.inflight -= 1
             data = compact(result)
@@ -348,6 +378,43 @@ def _host_name(value: str) -> str:
     if value.startswith("["):
         return value[1:value.find("]")] if "]" in value else value
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class HealthFacts:
+    """What /health reports, read on one thread of its own, so that /health never waits for the tool
+    pools (however busy) and never runs SQL on the event loop.
+
+    Each /health starts a refresh unless one is running (concurrent checks share it) and waits for it
+    at most HEALTH_WAIT_S; otherwise it answers with the last facts. A refresh that fails is reported
+    (degraded, with the error); one that has been running for over HEALTH_STALE_S (a locked database)
+    makes /health degraded too.
+    """
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.pending: int | None = None
+        self.error: BaseException | None = None
+        self._since = 0.0  # monotonic start of the refresh in flight
+        self._inflight: asyncio.Future[None] | None = None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlane-health")
+
+    def _read(self) -> None:
+        try:
+            self.pending, self.error = self.memory.pending_embeddings(), None
+        except Exception as exc:  # reported by /health, which never raises
+            self.error = exc
+
+    async def fresh(self) -> float:
+        """Refresh (waiting at most HEALTH_WAIT_S); return for how long a refresh has hung, or 0."""
+        if self._inflight is None or self._inflight.done():
+            self._since = time.monotonic()
+            self._inflight = asyncio.get_running_loop().run_in_executor(self._thread, self._read)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._inflight), HEALTH_WAIT_S)
+        return 0.0 if self._inflight.done() else time.monotonic() - self._since
+
+    def close(self) -> None:
+        self._thread.shutdown(wait=False)
 
 
 class Guard:
@@ -487,19 +554,25 @@ def create_app(
     security = TransportSecuritySettings(enable_dns_rebinding_protection=not wildcard, allowed_hosts=hosts,
                                          allowed_origins=origins)
 
+    facts = HealthFacts(memory)
+
     async def health(request: Request) -> JSONResponse:
+        # Cached facts only: no thread pool, no SQL on the event loop (see HealthFacts).
         body: dict[str, Any] = {
             "status": "ok", "version": __version__, "uptime_s": round(time.monotonic() - started, 3),
             "db_path": str(memory.path), "schema_version": SCHEMA_VERSION,
-            "embedder": {"model": memory.embedder.model, "dim": memory.embedder.dim}, "pending_embeddings": None,
+            "embedder": {"model": memory.embedder.model, "dim": memory.embedder.dim},
+            "pending_embeddings": facts.pending,
         }
-        try:
-            body["pending_embeddings"] = await mcp.run_blocking(memory.pending_embeddings)
-        except Exception as exc:  # a health check reports the failure instead of raising it
+        hung = await facts.fresh()
+        body["pending_embeddings"] = facts.pending
+        exc = facts.error
+        if exc is not None:  # a health check reports the failure instead of raising it
             detail = exc.message(lang) if isinstance(exc, MemlaneError) else type(exc).__name__
             body.update(status="degraded", reason=t("server.degraded", lang, detail=detail))
-            return JSONResponse(body, status_code=503)
-        return JSONResponse(body)
+        elif hung > HEALTH_STALE_S:
+            body.update(status="degraded", reason=t("server.health_stale", lang, seconds=round(hung)))
+        return JSONResponse(body, status_code=503 if body["status"] == "degraded" else 200)
 
     routes: list[BaseRoute] = [Route("/health", health, methods=["GET"]), *extra_routes]
     if "sse" in transports:
@@ -510,11 +583,14 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if "http" in transports:
-            async with mcp.session_manager.run():
+        try:
+            if "http" in transports:
+                async with mcp.session_manager.run():
+                    yield
+            else:
                 yield
-        else:
-            yield
+        finally:
+            facts.close()
 
     app = Starlette(routes=routes, lifespan=lifespan)
     return Guard(app, lang=lang, bind_host=cfg.host, token=token, max_body=cfg.max_request_bytes,
@@ -547,7 +623,7 @@ def resolve_token(cfg: Config) -> str | None:
 def db_lock(db_path: Path) -> Iterator[FileLock]:
     """An exclusive lock beside the database, so a second daemon on the same file refuses to start."""
     lock_path = db_path.with_name(db_path.name + ".lock")
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    private.make_dir(lock_path.parent)
     lock = FileLock(str(lock_path))
     try:
         lock.acquire(timeout=0)
@@ -610,12 +686,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def setup_logging(cfg: Config) -> None:
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    targets: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if cfg.log_file is not None:
-        Path(cfg.log_file).parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(cfg.log_file, encoding="utf-8"))
-    logging.basicConfig(level=logging.INFO, handlers=handlers,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        private.make_dir(Path(cfg.log_file).parent)
+        targets.append(logging.FileHandler(cfg.log_file, encoding="utf-8"))
+        private.tighten([Path(cfg.log_file)])
+    for target in targets:
+        target.setFormatter(ClippedFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    # Every logger (uvicorn's and asyncio's too) goes through one bound: see logbound.py.
+    logging.basicConfig(level=logging.INFO, handlers=[BoundedLog(targets, cfg.log_lines_per_minute)], force=True)
     # The SDK logs every session at INFO; a long-lived service keeps its warnings only.
     logging.getLogger("mcp").setLevel(logging.WARNING)
 
@@ -626,12 +705,17 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
     if not is_loopback(cfg.host) and not token:
         raise Unavailable("server.no_token_remote", host=cfg.host, token_file=str(cfg.token_file))
     db_path = cfg.resolved_db_path()
+    db_label = cfg.db_label()  # the file, or the URL with its password as ***
     transports = ("sse", "http") if cfg.transport == "both" else (cfg.transport,)
-    with db_lock(db_path):
+    # One daemon per SQLite file; on PostgreSQL any number of daemons share the database.
+    lock = db_lock(db_path) if cfg.engine == "sqlite" else contextlib.nullcontext()
+    with lock:
+        if cfg.engine == "sqlite":
+            private.tighten(private.database_files(db_path))  # files made before the umask rule, or copied in
         sock = bind_socket(cfg.host, cfg.port)
         try:
-            print(t("server.starting", lang, version=__version__, db=db_path), file=sys.stderr, flush=True)
-            memory = Memory(db_path, config=cfg)
+            print(t("server.starting", lang, version=__version__, db=db_label), file=sys.stderr, flush=True)
+            memory = Memory(None if cfg.db_url else db_path, config=cfg)
         except BaseException:
             sock.close()
             raise
@@ -641,15 +725,17 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             dash = dashboard.Dashboard(memory, cfg, token=token or "", lang=lang)
             app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports,
                                   extra_routes=dash.routes(), ui_allows=dash.guard_allows)
+            app = dash.secured(app)  # CSP and X-Frame-Options on every /ui response, the Guard's refusals too
             # --- end dashboard ---
-            server = _Uvicorn(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                             timeout_graceful_shutdown=GRACEFUL_CLOSE_S,
-                                             server_header=False))
+            # log_config=None: uvicorn's loggers propagate to ours, so the log bound covers them too.
+            server = _Uvicorn(uvicorn.Config(app, log_level="warning", log_config=None, access_log=False,
+                                             lifespan="on", timeout_graceful_shutdown=GRACEFUL_CLOSE_S,
+                                             server_header=False, **uvicorn_options(cfg, FD_RESERVE)))
             server.mcp = mcp
             port = sock.getsockname()[1]
             host = f"[{cfg.host}]" if ":" in cfg.host else cfg.host
             ready = t("server.ready", lang, url=f"http://{host}:{port}", transports=", ".join(transports),
-                      db=db_path, model=memory.embedder.model)
+                      db=db_label, model=memory.embedder.model)
             if token:
                 ready += " · " + t("server.auth_on", lang)
 
@@ -687,6 +773,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.version:
         print(f"memlane {__version__}")
         return 0
+    private.restrict_umask()  # the database, its WAL, the lock, the log: 0600 in 0700 folders
     lang = i18n_messages.normalize_lang(args.lang) if args.lang else i18n_messages.detect_lang()
     try:
         cfg = load_config(overrides={"host": args.host, "port": args.port, "db_path": args.db,
@@ -694,6 +781,8 @@ def main(argv: list[str] | None = None) -> int:
         lang = cfg.lang or i18n_messages.detect_lang()
         i18n_messages.set_lang(lang)
         setup_logging(cfg)
+        for warning in env_warnings(cfg, lang):
+            log.warning(warning)
         return run(cfg, lang)
     except MemlaneError as exc:
         print(exc.render(lang), file=sys.stderr, flush=True)

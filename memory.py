@@ -22,20 +22,20 @@ from typing import Any
 import numpy as np
 
 import crosslingual as xl
+import embed_work
 import entity_resolve as er
 import facts as facts_mod
 import pii
-import search_index as si
-import supersession as sup
+import threads as th
 import validate as v
 from config import Config, load_config
 from embedder import Embedder, make_embedder
-from errors import Conflict, InvalidArgument, MemlaneError, NotFound, TooLarge, Unavailable
+from errors import Conflict, InvalidArgument, NotFound, Unavailable
 from i18n_messages import t as t_msg
 from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
+from store import locate, open_store
 from store.protocol import NewChunk, chunk_filter
-from store.sqlite import SqliteStore
 from store.sqlite_db import SCHEMA_VERSION, connect, migrate
 from store.util import content_hash, escape_like, fts_quote, new_id, predicate_key
 
@@ -69,14 +69,15 @@ class Memory:
         allow_model_change: bool = False,
     ) -> None:
         self.config = config or load_config()
-        self.path = Path(db_path) if db_path is not None else self.config.resolved_db_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.engine, self.target, self.path = locate(db_path, self.config)
+        # Models (fastembed's tokenizer config) are cached beside the SQLite file, or the default one.
+        models = (self.config.resolved_db_path() if self.engine == "postgres" else Path(self.path)).parent
+        models.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder or make_embedder(
             self.config.embedder, self.config.model, self.config.model_path, self.config.dim,
-            cache_dir=self.path.parent / "models",
+            cache_dir=models / "models",
         )
-        emb = self.embedder
-        self.store = SqliteStore(self.path, emb.dim, compute_center=lambda: si.center_for(emb), model=emb.model)
+        self.store: Any = open_store(self.engine, self.target, self.embedder, self.config)
         try:
             self.migrations_applied = self.store.migrations_applied
             self._check_model(allow_model_change)
@@ -157,9 +158,13 @@ class Memory:
         entities: Any = None,
         metadata: Any = None,
         valid_from: Any = None,
+        thread: Any = None,
         wait_embedded: bool = False,
     ) -> dict[str, Any]:
-        """Store a memory durably; its embedding is queued. See memory_remember in the contract."""
+        """Store a memory durably; its embedding is queued. See memory_remember in the contract.
+
+        Without `thread`, the memory joins the thread of the namespace's previous memory when threads.py
+        says they were said together, else it starts one of its own."""
         cfg = self.config
         ns = v.namespace_arg(namespace)
         text = self._content_arg(content)
@@ -168,8 +173,15 @@ class Memory:
         tag_list = v.str_list_arg(tags, "tags", cfg.max_tags, cfg.max_tag_chars)
         meta = v.metadata_arg(metadata, cfg.max_metadata_bytes)
         vfrom = v.time_arg(valid_from, "valid_from")
-        ents = self._entities_arg(entities)
+        named = self._thread_arg(thread)
+        ents = v.entities_arg(entities, self.config.max_entities)
         text, warnings = pii.apply(text, cfg.pii)  # warn, redact or reject secrets and personal data
+        fields, more = pii.apply_fields({"source": src, "tags": tag_list, "metadata": meta,
+                                         "entities": [{"name": n, "kind": k, "aliases": a} for n, k, a in ents]},
+                                        cfg.pii)  # every other text field too
+        src, meta, warnings = fields["source"], fields["metadata"], warnings + more
+        tag_list = list(dict.fromkeys(fields["tags"]))  # two redacted tags can become equal
+        ents = [(e["name"], e["kind"], e["aliases"]) for e in fields["entities"]]
         digest = content_hash(text)
         # Text analysis runs before the write transaction, so no write waits on another's analysis.
         derived = self._derive_facts(text, warnings) if cfg.facts else []
@@ -182,7 +194,13 @@ class Memory:
                         "entities": store.chunk_entities(tx, dup), "facts": [],
                         "embedding": store.embedding_state(tx, dup), "warnings": warnings}
             now = v.now_iso()
-            chunk = NewChunk(ns, text, digest, src, imp, tag_list, meta, er.detect_lang(text), now, vfrom or now)
+            last = store.last_memory(tx, ns)
+            prev = None if last is None else th.Previous(
+                last["thread"], last["thread_by"], last["source"], th.session_of(last["metadata"]), last["valid_from"],
+                last["created_at"])
+            thread_id, thread_by = th.choose(named, prev, src, th.session_of(meta), vfrom or now, now, new_id("t"))
+            chunk = NewChunk(ns, text, digest, src, imp, tag_list, meta, er.detect_lang(text), now, vfrom or now,
+                             thread=thread_id, thread_by=thread_by)
             cid, seq = store.insert_chunk(tx, chunk)
             linked = self._link(tx, ns, seq, wanted, now)
             fact_ids = [store.insert_chunk(tx, NewChunk(
@@ -192,9 +210,15 @@ class Memory:
         self._wake_worker()
         state = "queued"
         if wait_embedded:
-            state = "done" if self.flush(timeout=60) else "queued"
+            state = "done" if self.flush(timeout=60, context=False) else "queued"
         return {"chunk_id": cid, "namespace": ns, "created": True, "duplicate_of": None,
                 "entities": linked, "facts": fact_ids, "embedding": state, "warnings": warnings}
+
+    def _thread_arg(self, thread: Any) -> str | None:
+        name = v.text_arg(thread, "thread", th.MAX_THREAD_CHARS, required=False)
+        if name and name.startswith(th.INFERRED_PREFIX):
+            raise InvalidArgument("arg.thread_reserved", prefix=th.INFERRED_PREFIX)
+        return name or None
 
     def _content_arg(self, content: Any) -> str:
         text = v.text_arg(content, "content", self.config.max_content_chars)
@@ -214,30 +238,6 @@ class Memory:
             warnings.append(t_msg("quality.extractor_fallback", detail=why))
         return facts_mod.extract(text)
 
-    def _entities_arg(self, entities: Any) -> list[er.Wanted]:
-        if entities is None:
-            return []
-        if not isinstance(entities, (list, tuple)):
-            raise InvalidArgument("arg.type", name="entities", expected="a list", got=v.type_name(entities))
-        if len(entities) > self.config.max_entities:
-            raise TooLarge("arg.too_many", name="entities", got=len(entities), limit=self.config.max_entities)
-        out: list[er.Wanted] = []
-        for item in entities:
-            if isinstance(item, str):
-                out.append((v.text_arg(item, "entities[].name", ENTITY_NAME_CHARS) or "", None, []))
-            elif isinstance(item, dict):
-                extra = set(item) - {"name", "kind", "aliases"}
-                if extra:
-                    raise InvalidArgument("arg.unknown", name="entities[]." + sorted(extra)[0],
-                                          allowed="name, kind, aliases")
-                name = v.text_arg(item.get("name"), "entities[].name", ENTITY_NAME_CHARS) or ""
-                kind = v.text_arg(item.get("kind"), "entities[].kind", 32, required=False)
-                aliases = v.str_list_arg(item.get("aliases"), "entities[].aliases", 32, ENTITY_NAME_CHARS)
-                out.append((name, kind.lower() if kind else None, aliases))
-            else:
-                raise InvalidArgument("arg.entity", got=v.type_name(item))
-        return out
-
     def _mentions(self, text: str) -> list[er.Wanted]:
         """Entities the extractor finds in `text` (empty when auto_entities is off)."""
         if not self.config.auto_entities:
@@ -252,20 +252,34 @@ class Memory:
     # ------------------------------------------------------------ embedding worker
 
     def pending_embeddings(self) -> int:
+        """Chunks whose own vector is not written yet."""
         return self.store.pending()
+
+    def pending_context(self) -> int:
+        """Context windows queued for embedding (made only after every own vector; docs/QUALITY.md)."""
+        return self.store.pending_context()
+
+    def _pending(self, context: bool) -> int:
+        n = self.pending_embeddings()
+        if context and self.config.context_vectors:
+            n += self.pending_context()
+        return n
 
     def _wake_worker(self) -> None:
         with self._queue_cv:
             self._queue_cv.notify_all()
 
-    def flush(self, timeout: float | None = 60.0) -> bool:
-        """Wait until the embedding queue is empty; True if it drained within `timeout` seconds."""
+    def flush(self, timeout: float | None = 60.0, *, context: bool = True) -> bool:
+        """Wait until every own vector is written and, with `context` (and context_vectors on), every
+        queued context window too; True if that happened within `timeout` seconds. The worker embeds
+        context windows only while the embedding queue is empty, so `context=False` returns as soon as
+        every memory is searchable by its own vector."""
         deadline = None if timeout is None else time.monotonic() + timeout
         if self._worker is None:
             self.embed_pending()
-            return self.pending_embeddings() == 0
+            return self._pending(context) == 0
         self._wake_worker()
-        while self.pending_embeddings() > 0:
+        while self._pending(context) > 0:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return False
@@ -274,7 +288,8 @@ class Memory:
         return True
 
     def embed_pending(self, max_batches: int | None = None) -> int:
-        """Embed queued chunks in this thread (used by scripts and when no worker runs). Returns count."""
+        """Embed queued chunks, then queued context windows, in this thread (used by scripts and when no
+        worker runs). Returns the count of texts embedded."""
         done = batches = 0
         while max_batches is None or batches < max_batches:
             n = self._embed_batch()
@@ -303,27 +318,16 @@ class Memory:
                     self._queue_cv.wait(1.0)
 
     def _embed_batch(self) -> int:
-        """Embed one batch outside any write transaction, then write vectors and dequeue atomically.
+        """One batch of own vectors or, when none is queued, of context windows.
 
-        Returns the count embedded, 0 when the queue is empty, -1 when the embedder failed.
+        Returns the count embedded, 0 when both queues are empty, -1 when the embedder failed.
         """
-        rows = self.store.queued(self.config.embed_batch)
-        if not rows:
-            return 0
-        try:
-            vectors = self.embedder.embed_passages([r.content for r in rows])
-            center = self.store.center()  # outside the write transaction: the first call may embed
-        except Exception as exc:
-            log.warning("%s", MemlaneError("embed.failed", count=len(rows), detail=str(exc)[:200]).message())
-            self.store.embed_failed([r.seq for r in rows], str(exc))
-            return -1
-        with self.store.atomic() as tx:
-            self.store.write_vectors(tx, list(zip(rows, vectors, strict=False)), center)
-            if self.config.supersession:
-                # Needs the vectors just written; same transaction, so flush() sees the links too.
-                sup.detect(self.store, tx, [r.seq for r in rows])
-        self._wake_worker()
-        return len(rows)
+        n = embed_work.own_vectors(self.store, self.embedder, self.config)
+        if n == 0 and self.config.context_vectors:
+            n = embed_work.context_vectors(self.store, self.embedder)
+        if n > 0:
+            self._wake_worker()
+        return n
 
     # ------------------------------------------------------------ recall
 
@@ -440,6 +444,9 @@ class Memory:
         evid = v.id_arg(chunk_id, "chunk_id") if chunk_id is not None else None
         vfrom = v.time_arg(valid_from, "valid_from")
         assert subj and pred and obj
+        f, _ = pii.apply_fields({"subject": subj, "predicate": pred, "object": obj, "subject_kind": skind,
+                                 "object_kind": okind}, self.config.pii)
+        subj, pred, obj, skind, okind = f["subject"], f["predicate"], f["object"], f["subject_kind"], f["object_kind"]
         store = self.store
         with store.atomic() as tx:
             if evid and not store.chunk_exists(tx, evid, ns):
@@ -497,6 +504,10 @@ class Memory:
         meta = None if metadata is None else v.metadata_arg(metadata, cfg.max_metadata_bytes)
         vfrom = v.time_arg(valid_from, "valid_from")
         text, warnings = pii.apply(text, cfg.pii)
+        fields, more = pii.apply_fields({"source": src, "tags": tag_list, "metadata": meta}, cfg.pii)
+        src, tag_list, meta, warnings = fields["source"], fields["tags"], fields["metadata"], warnings + more
+        if tag_list is not None:
+            tag_list = list(dict.fromkeys(tag_list))
         mentions = self._mentions(text)  # before the transaction: analysis never holds the writer
         store = self.store
         with store.atomic() as tx:
@@ -513,7 +524,8 @@ class Memory:
                 ns, text, content_hash(text), src if src is not None else row["source"],
                 imp if imp is not None else row["importance"], tag_list if tag_list is not None else row["tags"],
                 meta if meta is not None else row["metadata"], er.detect_lang(text), now, vfrom or now,
-                previous_id=target))
+                previous_id=target, thread=row["thread"], thread_pos=row["thread_pos"],
+                thread_by=row["thread_by"]))  # keeps its place in the thread
             # Entities the caller attached to the old version carry over when the new text still names them.
             carried: list[er.Wanted] = [(n, k, []) for n, k in old_ents if er.norm(n) in er.norm(text) or k == "stock"]
             self._link(tx, ns, seq, er.with_mentions(carried, mentions), now)
@@ -527,7 +539,11 @@ class Memory:
         chain = self.store.version_chain(ns, target)
         if chain is None:
             raise NotFound("nf.chunk", id=target, namespace=ns)
-        return {"versions": chain}
+        out: dict[str, Any] = {"versions": chain}
+        view = self.store.thread_view(ns, chain[-1]["chunk_id"], th.VIEW_SPAN)
+        if view is not None:
+            out["thread"] = th.view_dict(view)
+        return out
 
     # ------------------------------------------------------------ graph and stats
 

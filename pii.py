@@ -2,8 +2,11 @@
 
 `scan(text)` finds API keys and tokens, PEM private keys, card numbers, emails, CN mobile numbers and
 CN resident ID numbers, and returns their kinds and spans (never their values to callers that log).
-`apply(text, mode)` is what `Memory.remember`/`update` call: it warns, redacts or rejects by the
-`pii` config knob. `scrub(text)` always redacts; it is used for anything written to a log.
+`apply(text, mode)` is what `Memory.remember`/`update` call on content: it warns, redacts or rejects by
+the `pii` config knob; `apply_fields(fields, mode)` does the same for every other text argument (source,
+tags, metadata, entity names and aliases, relation ends), walking strings inside lists and dicts.
+`scrub(text)` always redacts, and more widely (bearer tokens, any valid phone number); it is used for
+anything written to a log, such as recall_log queries.
 
 Libraries do the detecting wherever one fits:
 - detect-secrets plugins: vendor keys and tokens (OpenAI, GitHub, AWS, Slack, Stripe, GitLab, ...),
@@ -25,12 +28,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from errors import InvalidArgument
 
 MODES = ("warn", "redact", "reject")
-KINDS = ("private_key", "api_key", "jwt", "card_number", "cn_id", "cn_mobile", "email")
+KINDS = ("private_key", "api_key", "bearer_token", "jwt", "card_number", "cn_id", "cn_mobile", "phone", "email")
 MAX_SCAN_CHARS = 200_000  # bound the work; memlane's own limits are far below this
+MAX_FIELD_NODES = 20_000  # strings, lists and dicts apply_fields walks in one call
+MAX_FIELD_WARNINGS = 20
 
 _EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?"
                     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}(?![\w-])")
@@ -41,6 +47,10 @@ _PEM_BEGIN = re.compile(r"-{4,5} ?BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-{4,5}|P
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
 _JWT_TAIL = re.compile(r"[A-Za-z0-9_=+/.-]*")
 _CN_ID = re.compile(r"(?<!\d)\d{17}[\dXx](?![\dXx])")
+# "Authorization: Bearer <token>": the credential is what follows the scheme. At least 16 characters with a
+# digit, so that "the bearer instrument" is prose, not a token.
+_BEARER = re.compile(r"(?i)(?<![A-Za-z0-9])bearer\s+((?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{16,4096})")
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9_-]*")
 
 
 @dataclass(frozen=True)
@@ -117,6 +127,17 @@ def _secrets(text: str) -> Iterator[Finding]:
         yield Finding("api_key", m.start(), m.end())
 
 
+def _whole_token(text: str, f: Finding) -> Finding:
+    """A key pattern of fixed length (ghp_ + 36) must not leave the rest of a longer token behind."""
+    tail = _TOKEN_CHARS.match(text, f.end)
+    return Finding(f.kind, f.start, tail.end() if tail else f.end)
+
+
+def _bearers(text: str) -> Iterator[Finding]:
+    for m in _BEARER.finditer(text):
+        yield Finding("bearer_token", m.start(1), m.end(1))
+
+
 def _numbers(text: str) -> Iterator[Finding]:
     from stdnum import luhn
     from stdnum.cn import ric
@@ -140,17 +161,31 @@ def _phones(text: str) -> Iterator[Finding]:
             yield Finding("cn_mobile", m.start, m.end)
 
 
+def _any_phones(text: str) -> Iterator[Finding]:
+    """Every valid phone number: CN and US national formats and any international +number (for logs)."""
+    import phonenumbers
+
+    for region in ("CN", "US", "ZZ"):  # ZZ: only numbers written with a +country code
+        for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID, max_tries=200):
+            yield Finding("phone", m.start, m.end)
+
+
 def _emails(text: str) -> Iterator[Finding]:
     for m in _EMAIL.finditer(text):
         yield Finding("email", m.start(), m.end())
 
 
-def scan(text: str) -> list[Finding]:
-    """Findings in `text`, ordered by position, without overlaps (the more specific kind wins)."""
+def scan(text: str, *, for_log: bool = False) -> list[Finding]:
+    """Findings in `text`, ordered by position, without overlaps (the more specific kind wins).
+
+    `for_log` also finds phone numbers of any country (a log keeps no number at all)."""
     if not text:
         return []
     text = text[:MAX_SCAN_CHARS]
-    found = [*_secrets(text), *_numbers(text), *_phones(text), *_emails(text)]
+    keys = [_whole_token(text, f) if f.kind == "api_key" else f for f in _secrets(text)]
+    found = [*keys, *_bearers(text), *_numbers(text), *_phones(text), *_emails(text)]
+    if for_log:
+        found += _any_phones(text)
     # A private key or token wins over digits inside it; an ID wins over the phone-like run inside it.
     priority = {k: i for i, k in enumerate(KINDS)}
     found.sort(key=lambda f: (priority[f.kind], f.start, -(f.end - f.start)))
@@ -178,8 +213,9 @@ def redact(text: str, findings: list[Finding] | None = None) -> str:
 
 
 def scrub(text: str) -> str:
-    """`text` with every finding replaced; for logs, which never hold a detected secret."""
-    return redact(text)
+    """`text` with every finding replaced, phone numbers of any country too; for logs, which never hold
+    a detected secret."""
+    return redact(text, scan(text, for_log=True))
 
 
 def kinds(findings: list[Finding]) -> dict[str, int]:
@@ -207,3 +243,50 @@ def apply(text: str, mode: str, *, name: str = "content") -> tuple[str, list[str
     warnings = [f"[pii:{kind}] " + i18n_messages.t(msg_id, kind=kind, count=n, name=name)
                 for kind, n in sorted(counts.items())]
     return (redact(text, findings) if mode == "redact" else text), warnings
+
+
+def apply_fields(fields: dict[str, Any], mode: str) -> tuple[dict[str, Any], list[str]]:
+    """`apply` for every string inside `fields` (lists and dicts walked, keys included).
+
+    Returns (fields with the strings to store, warnings); with reject, raises InvalidArgument naming
+    the first field found, e.g. `metadata.auth` or `entities[0].aliases[1]`. Values that are not
+    strings, lists or dicts are kept as they are. Call it after the arguments are validated, so that
+    sizes and depths are already bounded; the walk is bounded again by MAX_FIELD_NODES.
+    """
+    import i18n_messages
+
+    found: dict[tuple[str, str], int] = {}  # (field, kind) -> count
+    budget = [MAX_FIELD_NODES]
+
+    def clean(text: str, where: str) -> str:
+        findings = scan(text)
+        if not findings:
+            return text
+        if mode == "reject":
+            raise InvalidArgument("data.pii_rejected", name=where, kinds=", ".join(sorted(kinds(findings))))
+        for kind, n in kinds(findings).items():
+            found[(where, kind)] = found.get((where, kind), 0) + n
+        return redact(text, findings) if mode == "redact" else text
+
+    def walk(value: Any, where: str) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise InvalidArgument("arg.too_many", name=where, got=MAX_FIELD_NODES, limit=MAX_FIELD_NODES)
+        if isinstance(value, str):
+            return clean(value, where)
+        if isinstance(value, (list, tuple)):
+            return [walk(item, f"{where}[{i}]") for i, item in enumerate(value)]
+        if isinstance(value, dict):
+            out = {}
+            for k, item in value.items():
+                # The path names the key in messages, so a secret used as a key is shown redacted.
+                shown = redact(k) if isinstance(k, str) else k
+                out[clean(k, where) if isinstance(k, str) else k] = walk(item, f"{where}.{shown}")
+            return out
+        return value
+
+    cleaned = {name: walk(value, name) for name, value in fields.items()}
+    msg_id = "data.pii_redacted" if mode == "redact" else "data.pii_found"
+    warnings = [f"[pii:{kind}] " + i18n_messages.t(msg_id, kind=kind, count=n, name=where[:80])
+                for (where, kind), n in sorted(found.items())][:MAX_FIELD_WARNINGS]
+    return cleaned, warnings

@@ -25,16 +25,32 @@ from typing import Any
 import numpy as np
 
 from errors import InvalidArgument
-from store import derived
 
 FORMAT = "memlane-export"
 VERSION = 1
 BATCH = 500  # records per write transaction on import
 MAX_LINE_BYTES = 8 * 1024 * 1024
+# The not-null columns without a default, per table: a record lacking one is reported, never inserted.
+REQUIRED = {
+    "entities": ("id", "namespace", "name", "norm", "created_at"),
+    "entity_aliases": ("namespace", "norm", "alias", "entity_id"),
+    "chunks": ("id", "namespace", "content", "content_hash", "created_at", "valid_from"),
+    "relations": ("id", "namespace", "subject_id", "predicate", "object_id", "created_at", "valid_from"),
+}
 
 
 def _columns(db: Any, table: str) -> list[str]:
+    """A table's columns; a PostgreSQL handle answers itself, a SQLite connection through pragma."""
+    if hasattr(db, "columns"):
+        return list(db.columns(table))
     return [r[1] for r in db.execute(f"pragma table_info({table})")]  # table names are constants here
+
+
+def _vector_bytes(db: Any, seq: int) -> bytes | None:
+    if hasattr(db, "vector_bytes"):
+        return db.vector_bytes(seq)
+    got = db.execute("select embedding from chunk_vec where rowid = ?", (seq,)).fetchone()
+    return bytes(got[0]) if got else None
 
 
 def _q(col: str) -> str:
@@ -74,14 +90,13 @@ def export_records(db: Any, *, vectors: bool = False, namespace: str | None = No
 
     cols = [c for c in _columns(db, "chunks") if c != "seq"]
     links = db.cursor()
-    vec = db.cursor()
     for seq, *row in db.execute(f"select seq, {', '.join(map(_q, cols))} from chunks {where} order by seq", args):
         rec = {"type": "chunk", **dict(zip(cols, row, strict=False))}
         rec["entities"] = [r[0] for r in links.execute(
             "select entity_id from chunk_entities where chunk_seq = ? order by entity_id", (seq,))]
         if vectors:
-            got = vec.execute("select embedding from chunk_vec where rowid = ?", (seq,)).fetchone()
-            rec["vector"] = base64.b64encode(bytes(got[0])).decode("ascii") if got else None
+            got = _vector_bytes(db, seq)
+            rec["vector"] = base64.b64encode(got).decode("ascii") if got else None
         counts["chunk"] += 1
         yield rec
 
@@ -111,8 +126,10 @@ class ImportReport:
 class _Importer:
     """Writes records into the database through `atomic` (the Memory's single write path)."""
 
-    def __init__(self, atomic: Callable[[], Any], dim: int, model: str, center: np.ndarray) -> None:
-        self.atomic = atomic
+    def __init__(self, store: Any, dim: int, model: str, center: np.ndarray) -> None:
+        self.atomic = store.atomic
+        self.store = store
+        self.derived = store.DERIVED  # the engine's owner of derived rows (store/derived.py, store/pg_derived.py)
         self.center = center  # the coarse codes' centre, for imported vectors (store/derived.write_vector)
         self.dim = dim
         self.model = model
@@ -128,9 +145,12 @@ class _Importer:
         return self.cols[table]
 
     def _insert(self, db: Any, table: str, rec: dict[str, Any], skip: Iterable[str] = ()) -> int:
+        missing = [c for c in REQUIRED[table] if rec.get(c) is None]
+        if missing:  # refused here, as a bad record, on both engines (not as a constraint error)
+            raise InvalidArgument("data.bad_record", kind=f"{table}.{missing[0]} missing")
         cols = [c for c in self.table_cols(db, table) if c in rec and c not in skip]
-        cur = db.execute(f"insert or ignore into {table}({', '.join(map(_q, cols))}) "
-                         f"values ({', '.join('?' * len(cols))})", [rec[c] for c in cols])
+        cur = db.execute(f"insert into {table}({', '.join(map(_q, cols))}) "
+                         f"values ({', '.join('?' * len(cols))}) on conflict do nothing", [rec[c] for c in cols])
         return cur.rowcount
 
     def record(self, db: Any, rec: dict[str, Any]) -> None:
@@ -190,19 +210,23 @@ class _Importer:
         row["superseded_by"] = None  # may point forward; set after every chunk is in
         self._insert(db, "chunks", row)
         seq = db.execute("select seq from chunks where id = ?", (rec["id"],)).fetchone()[0]
-        derived.add_text(db, seq, row["content"], row.get("tags") or "[]", row.get("source"), row.get("metadata") or "{}")
+        self.derived.add_text(db, seq, row["content"], row.get("tags") or "[]", row.get("source"), row.get("metadata") or "{}")
+        self.derived.add_dates(db, seq, row["content"], row["valid_from"])  # derived: re-made, never imported
+        if row.get("thread") is not None:
+            self.derived.enqueue_context(db, [seq], row["created_at"])  # context vectors too
         for eid in rec.get("entities") or []:
             target = self._eid(db, eid)
             if target is None:
                 raise InvalidArgument("data.missing_ref", what="entity", id=str(eid)[:64])
-            db.execute("insert or ignore into chunk_entities(chunk_seq, entity_id) values (?, ?)", (seq, target))
+            db.execute("insert into chunk_entities(chunk_seq, entity_id) values (?, ?) on conflict do nothing",
+                       (seq, target))
         vec = self._vector(rec.get("vector"))
         if vec is not None:
-            derived.write_vector(db, seq, row["namespace"], row.get("valid_until") is None, row.get("lang") or "en",
-                                 vec, self.center)
+            self.store.put_vector(db, seq, row["namespace"], row.get("valid_until") is None, row.get("lang") or "en",
+                                  vec, self.center)
             self.report.vectors += 1
         else:
-            derived.enqueue(db, seq, row["created_at"])
+            self.derived.enqueue(db, seq, row["created_at"])
             self.report.queued += 1
         self._count("chunk", True)
 
@@ -268,9 +292,8 @@ def import_records(mem: Any, lines: Iterable[bytes | str], *, progress: Callable
     """
     store = mem.store
     # The centre of the coarse vector codes, before any transaction (computing it may embed).
-    imp = _Importer(store.atomic, mem.embedder.dim, mem.embedder.model, store.center())
-    with store.atomic() as db:
-        before = db.total_changes
+    imp = _Importer(store, mem.embedder.dim, mem.embedder.model, store.center())
+    before = _total_changes(store)
     batch: list[tuple[int, dict[str, Any]]] = []
 
     def flush_batch() -> None:
@@ -313,5 +336,16 @@ def import_records(mem: Any, lines: Iterable[bytes | str], *, progress: Callable
     flush_batch()
     with store.atomic() as db:
         imp.finish(db)
-        imp.report.changes = db.total_changes - before
+    imp.report.changes = _total_changes(store) - before
     return imp.report
+
+
+def _total_changes(store: Any) -> int:
+    """Rows changed so far: SQLite's counter on its writer; on PostgreSQL the rows of memlane's tables."""
+    if hasattr(store, "writer"):
+        with store.atomic() as db:
+            return int(db.total_changes)
+    with store.connection() as db:
+        return int(db.execute("select (select count(*) from chunks) + (select count(*) from entities) + "
+                              "(select count(*) from entity_aliases) + (select count(*) from relations) + "
+                              "(select count(*) from chunk_entities)").fetchone()[0])

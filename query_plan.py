@@ -1,7 +1,7 @@
 """Query understanding: lexical terms without stop/question words, compound-question splitting, intents.
 
-Pure functions over the query text (English and 中文); no database, no global state beyond jieba's
-read-only segmenter (through entity_resolve).
+Pure functions over the query text (English and 中文); no database, no global state beyond the
+read-only segmenter (rjieba, through entity_resolve).
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ NOW_WORDS_EN = re.compile(
 NOW_WORDS_ZH = re.compile(r"现在|目前|如今|当前|最新|眼下|这阵子|最近的|还在|现任")
 QUANTITY_EN = re.compile(r"\b(how (many|much|long|far|often|old|big|large)|what (price|time|year|date|day)|"
                          r"at what price|when)\b", re.I)
+WHEN_EN = re.compile(r"\bwhen\b|\bwhat (?:date|day|time|year|month|week)\b|\bhow long ago\b", re.I)
+WHEN_ZH = re.compile(r"什么时候|何时|哪一?天|几号|哪一?年|几月|哪个月|哪一周|哪周")
 QUANTITY_ZH = re.compile(r"多少|多久|多长|多大|多远|多高|几[个点号岁天次股手分年月周]?|什么时候|哪一?天|哪年|价格|价位|成本")
 
 # Compound splitting. Strong separators always split; conjunctions split only between two parts that
@@ -64,6 +66,7 @@ class Analysis:
     cjk: list[str]
     wants_now: bool
     wants_quantity: bool
+    wants_when: bool = False  # "when …?", "什么时候": prefer memories that carry a date
     proper_nouns: list[str] = field(default_factory=list)
 
 
@@ -150,6 +153,7 @@ def analyze(text: str, terms: Terms = content_terms) -> Analysis:
         cjk=cjk,
         wants_now=bool(NOW_WORDS_EN.search(norm) or NOW_WORDS_ZH.search(norm)),
         wants_quantity=bool(QUANTITY_EN.search(norm) or QUANTITY_ZH.search(norm)),
+        wants_when=bool(WHEN_EN.search(norm) or WHEN_ZH.search(norm)),
         proper_nouns=proper,
     )
 

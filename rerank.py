@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+import timeground
 from query_plan import Analysis
 from recall.fusion import RRF_K
 
@@ -110,6 +111,7 @@ class Candidate:
     superseded: bool = False
     names: frozenset[str] = frozenset()  # casefolded entity names and aliases linked to the hit
     newest_in_class: bool = False  # the newest candidate sharing a predicate class with the query
+    dated: bool = False  # its relative times were grounded to dates (timeground.py)
 
 
 # Weights, as fractions of UNIT. Ranks 1 and 10 of one lane differ by 0.13 UNIT, so these nudge
@@ -119,6 +121,7 @@ W_NUMBER = 0.05
 W_NOW = 0.3
 W_SUPERSEDED = 0.5
 W_MISSING_NAME = 0.1
+W_WHEN = 0.1  # a "when" question: a memory that carries a date
 
 
 def rerank_score(info: Analysis, q_classes: frozenset[str], hit: Candidate, score: float) -> float:
@@ -130,6 +133,8 @@ def rerank_score(info: Analysis, q_classes: frozenset[str], hit: Candidate, scor
         bonus += W_CLASS * min(2, len(shared))
     if info.wants_quantity and (NUMBER.search(text) or _TIME_WORD.search(text)):
         bonus += W_NUMBER
+    if info.wants_when and (hit.dated or timeground.has_date(text)):
+        bonus += W_WHEN
     if info.wants_now and hit.newest_in_class:
         bonus += W_NOW
     if hit.superseded and info.wants_now:

@@ -1,4 +1,5 @@
-"""Index helpers that keep recall fast as a namespace grows: CJK bigrams and the two-pass vector KNN.
+"""Index helpers that keep recall fast as a namespace grows: CJK bigrams, the FTS top-k, and the size
+from which the vector lane uses the approximate index (store/ann.py).
 
 store/derived.py writes the rows (schema.sql owns the tables); these functions only build the values
 it stores and run the two read queries whose shape matters for speed. Measured in docs/BENCHMARKS.md.
@@ -6,7 +7,6 @@ it stores and run the two read queries whose shape matters for speed. Measured i
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
@@ -16,21 +16,15 @@ import numpy as np
 # produces from a query is always a bigram of the stored text exactly when LIKE '%word%' matches.
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]+")
 
-# From this many live chunks in a namespace the vector lane uses the coarse bit pass + rescoring;
-# below it the exact float32 scan. The coarse pass is faster but not exact (docs/BENCHMARKS.md:
-# recall@10 0.95-0.98 on real e5 vectors at 7k), so it is kept for sizes where the exact scan is
-# too slow to be interactive (~0.7 us a vector with sqlite-vec 0.1.9's scalar cosine).
-COARSE_MIN_CHUNKS = 200_000
-# vec0's partition key `bucket` = seq % BUCKETS. vec0's top-k selection costs rows x k per query,
-# so asking 16 buckets for k/16 each costs a sixteenth of one query for k.
-BUCKETS = 16
-# Candidates the coarse pass hands to float32 rescoring (at least OVERSAMPLE x the lane depth).
-CANDIDATES = 512
-OVERSAMPLE = 8
+# From this many live chunks in a namespace the vector lane searches its approximate index
+# (store/ann.py, usearch HNSW) instead of the exact vec0 scan; measured in docs/BENCHMARKS.md.
+ANN_MIN_CHUNKS = 5_000  # `memlane bench ann`: 7x faster than vec0 at 5k, recall@10 0.986 (docs/BENCHMARKS.md)
+# With filters beyond namespace and liveness, the index is asked for this many times k, then filtered.
+ANN_OVERSAMPLE = 4
 
-# Sign bits only carry information once the embedder's common direction is removed: e5 vectors share
-# one dominant direction, so raw signs are nearly the same for every text. The centre is the mean of
-# these texts' embeddings, computed once per model and stored in `meta`.
+# The model's centre: the mean of these texts' embeddings, computed once per model and stored in
+# `meta`. It placed the sign-bit codes that the approximate index replaced; the store protocol's
+# write_vectors still takes it, and a later protocol change can drop it.
 REFERENCE_TEXTS = (
     "The weather in Berlin is cold and rainy today.", "我明天要去上海出差，周五回来。",
     "Alice bought 100 shares of Apple after the earnings call.", "会议改到下午三点，在三楼会议室。",
@@ -59,11 +53,6 @@ def center_for(embedder: Any) -> np.ndarray:
         except AttributeError:  # an embedder with __slots__ simply recomputes next time
             pass
     return center
-
-
-def sign_bits(vec: np.ndarray, center: np.ndarray) -> bytes:
-    """The coarse code of a vector: one bit per dimension, set where it exceeds the centre."""
-    return np.packbits(np.asarray(vec, dtype=np.float32) > center).tobytes()
 
 
 def bigram_token(word: str) -> str:
@@ -111,31 +100,3 @@ def fts_top(db: Any, table: str, match: str, where: str, args: list[Any], depth:
             f"where {table} match ? and {where} order by bm25({table}) limit ?",
             (match, *args, depth)).fetchall()
     return [r[0] for r in rows]
-
-
-def coarse_knn(db: Any, namespace: str, qv: np.ndarray, depth: int, center: np.ndarray) -> list[int]:
-    """Live chunks nearest to `qv`: Hamming top-k per bucket, then exact cosine over those candidates."""
-    per_bucket = max(4, math.ceil(max(CANDIDATES, depth * OVERSAMPLE) / BUCKETS))
-    qb = sign_bits(qv, center)
-    cands: list[int] = []
-    for bucket in range(BUCKETS):
-        cands += [r[0] for r in db.execute(
-            "select rowid from chunk_vec_bit where embedding match vec_bit(?) and k = ? "
-            "and namespace = ? and bucket = ? and live = 1",
-            (qb, per_bucket, namespace, bucket))]
-    if not cands:
-        return []
-    seqs: list[int] = []
-    blobs: list[bytes] = []
-    for i in range(0, len(cands), 500):
-        part = cands[i : i + 500]
-        marks = ",".join("?" * len(part))
-        for seq, blob in db.execute(f"select seq, embedding from chunk_vec_f32 where seq in ({marks})", part):
-            seqs.append(seq)
-            blobs.append(blob)
-    if not seqs:
-        return []
-    mat = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(seqs), -1)
-    sims = mat @ np.asarray(qv, dtype=np.float32)
-    order = np.argsort(-sims, kind="stable")[:depth]
-    return [seqs[i] for i in order]

@@ -16,7 +16,9 @@ from typing import Any
 from entity_resolve import strip_controls
 from errors import InvalidArgument, TooLarge
 
-NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+# Used with fullmatch: `$` alone also matches before a final newline, so "default\n" would pass.
+NAMESPACE_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+METADATA_MAX_DEPTH = 32  # nesting of metadata objects and lists; JSON parsers recurse per level
 
 # Text that is a test or a greeting rather than a memory; compared after case folding and with
 # punctuation and spaces removed. Content made only of punctuation is a placeholder too.
@@ -47,9 +49,13 @@ def time_arg(value: Any, name: str) -> str | None:
     if not isinstance(value, str) or not value.strip() or len(value) > 64:
         raise InvalidArgument("arg.time", name=name, got=_show(value))
     try:
-        return to_iso(datetime.fromisoformat(value.strip()))
+        parsed = datetime.fromisoformat(value.strip())
     except ValueError:
         raise InvalidArgument("arg.time", name=name, got=_show(value)) from None
+    try:
+        return to_iso(parsed)
+    except OverflowError:  # 0001-01-01T00:00+14:00 or 9999-12-31T23:59-14:00 has no UTC time
+        raise InvalidArgument("arg.time_range", name=name, got=_show(value)) from None
 
 
 def _show(value: Any, limit: int = 60) -> str:
@@ -93,7 +99,7 @@ def text_arg(value: Any, name: str, limit: int, *, required: bool = True) -> str
 def namespace_arg(value: Any) -> str:
     if value is None:
         return "default"
-    if not isinstance(value, str) or not NAMESPACE_RE.match(value):
+    if not isinstance(value, str) or not NAMESPACE_RE.fullmatch(value):
         raise InvalidArgument("arg.namespace", got=_show(value))
     return value
 
@@ -152,8 +158,12 @@ def metadata_arg(value: Any, limit: int) -> dict[str, Any]:
             value = json.loads(value)
         except ValueError as exc:
             raise InvalidArgument("arg.metadata_json", detail=str(exc)[:80]) from None
+        except RecursionError:
+            raise InvalidArgument("arg.metadata_depth", limit=METADATA_MAX_DEPTH) from None
     if not isinstance(value, dict):
         raise InvalidArgument("arg.metadata_json", detail=f"got {type_name(value)}")
+    if json_depth(value, METADATA_MAX_DEPTH) > METADATA_MAX_DEPTH:
+        raise InvalidArgument("arg.metadata_depth", limit=METADATA_MAX_DEPTH)
     try:
         encoded = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
@@ -169,13 +179,29 @@ def metadata_arg(value: Any, limit: int) -> dict[str, Any]:
     return value
 
 
+def json_depth(value: Any, stop: int) -> int:
+    """How deeply lists and dicts nest in `value` (a scalar is 0), without recursion; stops past `stop`."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, (list, tuple)):
+            continue
+        deepest = max(deepest, depth)
+        if deepest > stop:
+            return deepest
+        stack.extend((child, depth + 1) for child in item)
+    return deepest
+
+
 def id_arg(value: Any, name: str = "id") -> str:
     if value is None:
         raise InvalidArgument("arg.required", name=name)
     if not isinstance(value, str):
         raise InvalidArgument("arg.type", name=name, expected="a string", got=type_name(value))
     # Ids are opaque (contract v2): any other string is simply an id that was never issued, so the
-    # lookup answers not_found; only the length is bounded here.
+    # lookup answers not_found; only an empty one is refused here.
     if not value.strip():
         raise InvalidArgument("arg.empty", name=name)
     return value
@@ -194,3 +220,29 @@ def is_placeholder(text: str) -> bool:
     """True for 'test', 'hello', '?', '...', '测试' and the like: probes, not memories or questions."""
     squashed = "".join(ch for ch in text.casefold() if ch.isalnum())
     return not squashed or squashed in PLACEHOLDERS
+
+
+def entities_arg(entities: Any, max_entities: int, name_chars: int = 200) -> list[tuple[str, str | None, list[str]]]:
+    """memory_remember's `entities`: names or {name, kind, aliases}, as (name, kind, aliases)."""
+    if entities is None:
+        return []
+    if not isinstance(entities, (list, tuple)):
+        raise InvalidArgument("arg.type", name="entities", expected="a list", got=type_name(entities))
+    if len(entities) > max_entities:
+        raise TooLarge("arg.too_many", name="entities", got=len(entities), limit=max_entities)
+    out: list[tuple[str, str | None, list[str]]] = []
+    for item in entities:
+        if isinstance(item, str):
+            out.append((text_arg(item, "entities[].name", name_chars) or "", None, []))
+        elif isinstance(item, dict):
+            extra = set(item) - {"name", "kind", "aliases"}
+            if extra:
+                raise InvalidArgument("arg.unknown", name="entities[]." + sorted(extra)[0],
+                                      allowed="name, kind, aliases")
+            name = text_arg(item.get("name"), "entities[].name", name_chars) or ""
+            kind = text_arg(item.get("kind"), "entities[].kind", 32, required=False)
+            aliases = str_list_arg(item.get("aliases"), "entities[].aliases", 32, name_chars)
+            out.append((name, kind.lower() if kind else None, aliases))
+        else:
+            raise InvalidArgument("arg.entity", got=type_name(item))
+    return out

@@ -515,11 +515,13 @@ class AsyncMemlaneClient:
         entities: Sequence[str | Mapping[str, Any]] | None = None,
         metadata: Mapping[str, Any] | None = None,
         valid_from: str | None = None,
+        thread: str | None = None,
     ) -> dict[str, Any]:
         """Store a memory. Returns {chunk_id, namespace, created, duplicate_of, entities, facts, embedding, warnings}."""
         return await self.call("memory_remember", {
             "content": content, "namespace": namespace, "source": source, "importance": importance,
             "tags": _list(tags), "entities": _list(entities), "metadata": _dict(metadata), "valid_from": valid_from,
+            "thread": thread,
         })
 
     async def recall(self, query: str, **kwargs: Any) -> list[dict[str, Any]]:

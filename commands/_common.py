@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+import private
 from config import Config, load_config
 from errors import InvalidArgument, MemlaneError, Unavailable  # noqa: F401
 from i18n_messages import t
@@ -51,7 +52,11 @@ def warn(msg_id: str, **params: object) -> None:
 
 
 def run(main: Callable[[list[str]], int], argv: list[str]) -> int:
-    """Run a command's main; a MemlaneError (or a file error) is one rendered line and exit code 1."""
+    """Run a command's main; a MemlaneError (or a file error) is one rendered line and exit code 1.
+
+    Every file a command creates (backups, exports, a new database) is 0600 in a 0700 folder.
+    """
+    private.restrict_umask()
     try:
         return main(argv)
     except MemlaneError as exc:

@@ -18,6 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", type=int, default=7, help=c.t("data.help.keep"))
     args = p.parse_args(argv)
     cfg = c.config(args)
+    if cfg.db_url:  # a file backup cannot exist for a server database: say what to use instead
+        raise c.Unavailable("pg.no_file_backup", url=cfg.db_label())
     import maintenance
 
     db = cfg.resolved_db_path()

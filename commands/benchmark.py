@@ -43,7 +43,7 @@ from commands._common import argument_parser
 from config import load_config
 from errors import MemlaneError
 from i18n_messages import t
-from store import derived
+from store.protocol import Filter
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -552,8 +552,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "commit": _commit(),
         "machine": machine(),
         "params": {"chunks": args.chunks, "queries": args.queries, "vectors": args.vectors, "seed": args.seed,
-                   "warmup": WARMUP, "coarse_min_chunks": si.COARSE_MIN_CHUNKS, "buckets": si.BUCKETS,
-                   "oversample": si.OVERSAMPLE},
+                   "warmup": WARMUP, "ann_min_chunks": si.ANN_MIN_CHUNKS},
     }
     home = workdir / "home"
     home.mkdir()
@@ -570,9 +569,6 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     try:
         if args.from_db:
             result["seeding"] = {"mode": f"copied from {args.from_db}", "seconds": 0, "chunks_per_s": None}
-            center = mem.store.center()
-            with mem.store.atomic() as db:  # codes of a saved DB may predate the current centre or BUCKETS
-                derived.rebuild_bits(db, center)
         elif args.vectors == "model":
             result["seeding"] = seed_model(mem, args.chunks, args.seed, not args.no_progress)
         else:
@@ -583,6 +579,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             mem.store.vacuum_into(args.save_db)
         st = mem.stats(namespace=NS)
         result["db"] = {k: st[k] for k in ("db_bytes", "chunks", "entities", "relations", "vectors")}
+        result["ann"] = build_index(mem)
         say("bench.seeded", seconds=result["seeding"]["seconds"], **result["db"])
 
         # Warm-up, then the headline: all four lanes, query cache off (every query is embedded).
@@ -741,6 +738,18 @@ def _line(s: dict[str, Any]) -> dict[str, Any]:
     return {"p50": s.get("p50_ms"), "p95": s.get("p95_ms"), "p99": s.get("p99_ms"), "n": s.get("count")}
 
 
+def build_index(mem: Any) -> dict[str, Any]:
+    """Build (or map) the approximate index when the namespace is large enough to use it, and time it."""
+    if mem.store.count(Filter(NS)) < si.ANN_MIN_CHUNKS:
+        return {"used": False}
+    t0 = time.perf_counter()
+    mem.store.ann.get(NS)
+    mem.store.ann.wait()
+    files = list(mem.store.ann.dir.glob("*.usearch"))
+    return {"used": True, "build_s": round(time.perf_counter() - t0, 2),
+            "file_mib": round(sum(p.stat().st_size for p in files) / 2**20, 1)}
+
+
 def baselines(mem: Any, qvecs: list[np.ndarray], vec_outs: list[dict[str, Any]]) -> tuple[dict[str, Any], Any]:
     """numpy brute force and vec0's exact KNN alone, on the same vectors and query vectors."""
     db = mem.store.reader()
@@ -769,6 +778,14 @@ def baselines(mem: Any, qvecs: list[np.ndarray], vec_outs: list[dict[str, Any]])
         db.execute("select rowid, distance from chunk_vec where embedding match ? and k = ? and namespace = ? "
                    "and live = 1", (qv.tobytes(), depth, NS)).fetchall()
         vec_times.append((time.perf_counter() - t0) * 1000)
+    # The store's own search (the approximate index above ANN_MIN_CHUNKS), k=50, and its recall@10.
+    near_times, near_overlap = [], []
+    for qv, ex in zip(qvecs, exact, strict=True):
+        t0 = time.perf_counter()
+        got = mem.store.nearest(Filter(NS), qv, depth)
+        near_times.append((time.perf_counter() - t0) * 1000)
+        if ex:
+            near_overlap.append(len({r[0] for r in got.rows[:K_EXACT]} & set(ex)) / len(ex))
     # Recall of memlane's vector lane (top 10) against exact search.
     ids = {h["chunk_id"] for o in vec_outs for h in o["hits"]}
     id_to_seq: dict[str, int] = {}
@@ -782,7 +799,9 @@ def baselines(mem: Any, qvecs: list[np.ndarray], vec_outs: list[dict[str, Any]])
         if ex:
             overlaps.append(len(got & set(ex)) / len(ex))
     del mat
-    return ({"numpy_bruteforce_top10": pct(np_times), "vec0_exact_knn_k50": pct(vec_times)},
+    return ({"numpy_bruteforce_top10": pct(np_times), "vec0_exact_knn_k50": pct(vec_times),
+             "store_nearest_k50": pct(near_times),
+             "store_nearest_recall_at_10": round(statistics.fmean(near_overlap), 4) if near_overlap else None},
             round(statistics.fmean(overlaps), 4) if overlaps else None)
 
 
@@ -960,6 +979,12 @@ def markdown(sources: list[Path]) -> str:
                 row(["numpy brute force, top 10", b["numpy_bruteforce_top10"]["p50_ms"],
                      b["numpy_bruteforce_top10"]["p95_ms"]]),
                 row(["vec0 exact KNN alone, k=50", b["vec0_exact_knn_k50"]["p50_ms"], b["vec0_exact_knn_k50"]["p95_ms"]]),
+                *([row([f"store.nearest, k=50 ({'approximate index' if r.get('ann', {}).get('used') else 'exact'}"
+                        f"; recall@10 vs numpy {f(b['store_nearest_recall_at_10'])})",
+                        b["store_nearest_k50"]["p50_ms"], b["store_nearest_k50"]["p95_ms"]])]
+                  if b.get("store_nearest_k50") else []),
+                *([f"Approximate index: built in {r['ann']['build_s']} s, file {r['ann']['file_mib']} MiB "
+                   "(memory-mapped)."] if r.get("ann", {}).get("used") else []),
                 "", "| ratio (p50 ÷ p50) | value |", "|---|---|"]
         out += [row([k.replace("_", " "), v]) for k, v in r["ratios"].items()]
         lanes = r["recall"]["lanes_p50_ms"]
@@ -1028,13 +1053,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embed-sample", type=int, default=400, help=t("cli.help.bench_embed_sample"))
     ap.add_argument("--daemon", action="store_true", help=t("cli.help.bench_daemon"))
     ap.add_argument("--tmpdir", type=Path, help=t("cli.help.bench_tmpdir"))
-    ap.add_argument("--coarse-min", type=int, help=t("cli.help.bench_coarse_min", default=si.COARSE_MIN_CHUNKS))
+    ap.add_argument("--ann-min", type=int, help=t("cli.help.bench_ann_min", default=si.ANN_MIN_CHUNKS))
     ap.add_argument("--save-db", type=Path, help=t("cli.help.bench_save_db"))
     ap.add_argument("--from-db", type=Path, help=t("cli.help.bench_from_db"))
     ap.add_argument("--no-progress", action="store_true", help=t("data.help.quiet"))
     ap.add_argument("--plot", type=Path, help=t("cli.help.bench_plot"))
     ap.add_argument("--from", dest="sources", type=Path, nargs="*", default=[], help=t("cli.help.bench_from"))
     ap.add_argument("--markdown", action="store_true", help=t("cli.help.bench_markdown"))
+    ap.add_argument("--engine", action="append", choices=("postgres", "sqlite"), help=t("cli.help.bench_engine"))
+    ap.add_argument("--db-url", help=t("cli.help.bench_db_url"))
     ap.add_argument("--child-probe", help=argparse.SUPPRESS)
     ap.add_argument("--child-home", help=argparse.SUPPRESS)
     ap.add_argument("--child-queries", help=argparse.SUPPRESS)
@@ -1055,8 +1082,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     # A SIGTERM must still run the cleanup below (the default handler would skip `finally`).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if args.coarse_min is not None:
-        si.COARSE_MIN_CHUNKS = args.coarse_min
+    if args.engine:  # the vector lane on each engine, synthetic vectors (commands/bench_engines.py)
+        from commands import bench_engines
+
+        rows = bench_engines.main(args.engine, args.chunks, args.queries, args.seed, args.db_url, args.tmpdir)
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+            say("bench.json_written", path=str(args.json))
+        return 0
+    if args.ann_min is not None:
+        si.ANN_MIN_CHUNKS = args.ann_min
     workdir = Path(tempfile.mkdtemp(prefix="memlane-bench-", dir=args.tmpdir))
     try:
         result = run(args, workdir)

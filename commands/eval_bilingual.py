@@ -27,6 +27,7 @@ from commands.evalkit import (
     add_run_arguments,
     make_backend,
     parse_list,
+    parse_settings,
     percentile,
     recall_args,
     table,
@@ -53,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from tqdm import tqdm
 
-    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable)
+    settings = parse_settings(args.set)
+    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable, settings)
     id_of: dict[str, str] = {}
     results: list[dict[str, Any]] = []
     latencies: list[float] = []

@@ -1,7 +1,9 @@
 """Turn-level recall on LoCoMo conversations: any@k, frac@k, all@k (k = 1, 5, 10) and MRR.
 
-Every turn is stored as one memory, "Speaker: text", with its dia_id in the metadata and its
-session's date as valid_from; each conversation gets its own namespace. Each question of the chosen
+Turns are stored exactly as a black-box evaluation calls the daemon: each conversation in its own
+namespace, every turn in order as one memory "Speaker: text" with source "locomo", metadata
+{dia_id, session, session_date, speaker}, valid_from the session's time, and no `thread` argument
+(memlane must infer the conversation's threads itself). Each question of the chosen
 categories (1-4 by default; 5 is adversarial) is recalled, and a hit is an evidence turn in the top k.
 Session-level recall@10 (an evidence turn's session among the sessions of the top-10 turns) is shown
 beside the turn-level figures, never instead of them.
@@ -32,6 +34,7 @@ from commands.evalkit import (
     fmt,
     make_backend,
     parse_list,
+    parse_settings,
     percentile,
     recall_args,
     table,
@@ -40,6 +43,7 @@ from commands.evalkit import (
 from i18n_messages import t
 
 KS = (1, 5, 10)
+SOURCE = "locomo"
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 
@@ -60,13 +64,15 @@ def turns_of(sample: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     sessions = sorted((int(m.group(1)), key) for key in conv if (m := re.fullmatch(r"session_(\d+)", key)))
     for num, key in sessions:
-        when = parse_session_date(conv.get(f"{key}_date_time"))
+        raw_date = conv.get(f"{key}_date_time") or ""
+        when = parse_session_date(raw_date)
         for turn in conv[key] or []:
             text = (turn.get("text") or "").strip()
             if not text:
                 continue
             out.append({"dia_id": turn["dia_id"], "session": num, "speaker": turn.get("speaker", ""),
-                        "content": f"{turn.get('speaker', '')}: {text}", "valid_from": when})
+                        "session_date": raw_date, "content": f"{turn.get('speaker', '')}: {text}",
+                        "valid_from": when})
     return out
 
 
@@ -96,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from tqdm import tqdm
 
-    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable)
+    settings = parse_settings(args.set)
+    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable, settings)
     per_q: list[dict[str, Any]] = []
     latencies: list[float] = []
     t_ingest = time.perf_counter()
@@ -108,8 +115,10 @@ def main(argv: list[str] | None = None) -> int:
                 ns = "locomo-" + re.sub(r"[^A-Za-z0-9_.:-]", "_", str(sample.get("sample_id", i)))[:50]
                 namespaces.append(ns)
                 for turn in turns_of(sample):
-                    kw: dict[str, Any] = {"content": turn["content"], "namespace": ns, "source": "chat",
-                                          "metadata": {"dia_id": turn["dia_id"], "session": turn["session"]}}
+                    meta = {"dia_id": turn["dia_id"], "session": turn["session"],
+                            "session_date": turn["session_date"], "speaker": turn["speaker"]}
+                    kw: dict[str, Any] = {"content": turn["content"], "namespace": ns, "source": SOURCE,
+                                          "metadata": meta}
                     if turn["valid_from"]:
                         kw["valid_from"] = turn["valid_from"]
                     backend.remember(**kw)
@@ -159,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
                                                             for k in cols] for c, m in by_cat.items()]
     rows.append(["overall"] + [int(overall["n"]) if k == "n" else overall.get(k, float("nan")) for k in cols])
     print(f"\nLoCoMo turn-level recall: {args.path}  lanes={','.join(lanes or LANE_NAMES)}  "
-          f"disabled={','.join(disable) or '-'}  enabled={','.join(enable) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
+          f"disabled={','.join(disable) or '-'}  enabled={','.join(enable) or '-'}  "
+          f"set={','.join(f'{k}={v}' for k, v in settings.items()) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
     print(table(["category"] + cols, rows))
     print("\nfull table: any/frac/all @1/5/10 overall: "
           + "  ".join(f"{m}@{k}={fmt(overall.get(f'{m}@{k}', float('nan')))}" for m in ("any", "frac", "all") for k in KS))

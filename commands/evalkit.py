@@ -18,7 +18,7 @@ from i18n_messages import t
 
 # The recall-quality techniques that --disable can switch off (Config booleans of the same name).
 TECHNIQUES = ("facts", "auto_entities", "query_split", "rerank", "supersession", "crosslingual",
-              "lexical_precision", "cooccurs", "context_expansion")
+              "lexical_precision", "cooccurs", "context_expansion", "context_vectors", "time_grounding")
 LANE_NAMES = ("vector", "graph", "meta", "entity")
 
 
@@ -27,6 +27,7 @@ def add_run_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--lanes", default="", help=t("cli.help.eval_lanes"))
     ap.add_argument("--disable", default="", help=t("cli.help.eval_disable", techniques=", ".join(TECHNIQUES)))
     ap.add_argument("--enable", default="", help=t("cli.help.eval_enable"))
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=t("cli.help.eval_set"))
     ap.add_argument("--url", default="", help=t("cli.help.eval_url"))
     ap.add_argument("--token", default="", help=t("cli.help.eval_token"))
     ap.add_argument("--db", default="", help=t("cli.help.eval_db"))
@@ -57,7 +58,8 @@ def parse_list(raw: str | None, allowed: Sequence[str], what: str) -> list[str]:
 class InProcess:
     """Memory in this process, on a fresh database in a temporary folder (or --db)."""
 
-    def __init__(self, disable: list[str], db: str | None = None, enable: list[str] | None = None) -> None:
+    def __init__(self, disable: list[str], db: str | None = None, enable: list[str] | None = None,
+                 settings: dict[str, str] | None = None) -> None:
         from config import load_config
         from memory import Memory
 
@@ -65,6 +67,7 @@ class InProcess:
         home = self._tmp.name
         overrides: dict[str, Any] = {name: True for name in enable or []}
         overrides.update({name: False for name in disable})
+        overrides.update(settings or {})  # strings, cast and checked by load_config like a config file's
         self.cfg = load_config({"HOME": home}, overrides=overrides)
         path = Path(db) if db else Path(home) / "eval.db"
         self.mem = Memory(path, config=self.cfg)
@@ -157,13 +160,24 @@ class Remote:
         self._loop.call_soon_threadsafe(self._loop.stop)
 
 
+def parse_settings(items: Sequence[str]) -> dict[str, str]:
+    """--set KEY=VALUE pairs (any Config field, e.g. context_fusion=vector)."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(t("quality.eval_bad_set", got=item))
+        out[key.strip()] = value.strip()
+    return out
+
+
 def make_backend(url: str | None, token: str | None, disable: list[str], db: str | None,
-                 enable: list[str] | None = None) -> Any:
+                 enable: list[str] | None = None, settings: dict[str, str] | None = None) -> Any:
     if url:
-        if disable or enable:
+        if disable or enable or settings:
             raise SystemExit(t("quality.eval_remote_disable"))
         return Remote(url, token)
-    return InProcess(disable, db, enable)
+    return InProcess(disable, db, enable, settings)
 
 
 def percentile(values: Sequence[float], q: float) -> float:

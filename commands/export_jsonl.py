@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from commands import _common as c
 
@@ -25,20 +26,56 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet", action="store_true", help=c.t("data.help.quiet"))
     args = p.parse_args(argv)
     cfg = c.config(args)
-    import portable
     import validate
     from memory import connect
 
     ns = validate.namespace_arg(args.namespace) if args.namespace else None
+    if cfg.db_url:
+        return _export_pg(cfg, args, ns)
     db_path = cfg.resolved_db_path()
     if not db_path.is_file():
         raise c.Unavailable("data.no_db", path=str(db_path))
     db = connect(db_path)
+    try:
+        db.execute("begin")  # one read transaction: a consistent snapshot while the daemon writes
+        _write(db, args, ns)
+        db.execute("commit")
+    finally:
+        db.close()
+    return 0
+
+
+def _export_pg(cfg: Any, args: Any, ns: str | None) -> int:
+    """The same export from PostgreSQL, in one repeatable-read snapshot."""
+    from store.postgres import PgStore
+    from store.postgres_db import connect_once
+
+    conn = connect_once(cfg.db_url)
+    try:  # an export reads an existing memlane database; it never creates one
+        row = conn.execute("select value from meta where key = 'embedder_dim'").fetchone()
+    except Exception:
+        row = None
+    finally:
+        conn.close()
+    if not row:
+        raise c.Unavailable("data.no_db", path=cfg.db_label())
+    store = PgStore(cfg.db_url, int(row[0]), pool_size=2)
+    try:
+        with store.snapshot() as db:
+            _write(db, args, ns)
+    finally:
+        store.close()
+    return 0
+
+
+def _write(db: Any, args: Any, ns: str | None) -> None:
+    """Every record from `db` (inside its read snapshot) to --out, through a .partial file renamed at the end."""
+    import portable
+
     out_path = None if args.out == "-" else Path(args.out).expanduser()
     tmp = out_path.with_name(out_path.name + ".partial") if out_path else None
     counts: dict[str, int] = {}
     try:
-        db.execute("begin")  # one read transaction: a consistent snapshot while the daemon writes
         total = db.execute("select count(*) from chunks").fetchone()[0]
         bar = c.progress(total, args.quiet or out_path is None)
         with (open(tmp, "w", encoding="utf-8", newline="\n") if tmp else _stdout()) as fh:
@@ -52,19 +89,15 @@ def main(argv: list[str] | None = None) -> int:
             if tmp:
                 os.fsync(fh.fileno())
         bar.close()  # type: ignore[attr-defined]
-        db.execute("commit")
     except BaseException:
         if tmp:
             tmp.unlink(missing_ok=True)
         raise
-    finally:
-        db.close()
     if tmp and out_path:
         tmp.replace(out_path)
     print(c.t("data.export_done", path=str(out_path or "-"), namespaces=counts.get("namespace", 0),
               chunks=counts.get("chunk", 0), entities=counts.get("entity", 0),
               relations=counts.get("relation", 0)), file=sys.stderr)
-    return 0
 
 
 class _stdout:  # noqa: N801 - a context manager that leaves sys.stdout open

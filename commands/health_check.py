@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import struct
+import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -23,8 +24,9 @@ from typing import Any
 import httpx
 
 import i18n_messages
+import private
 from commands._common import argument_parser
-from config import Config, load_config
+from config import Config, env_warnings, load_config
 from errors import MemlaneError
 from i18n_messages import t
 from memory import connect
@@ -172,6 +174,8 @@ def db_facts(db_path: Path, now: datetime) -> dict[str, Any]:
     """Everything the checks need from the database, read on one read-only connection."""
     facts: dict[str, Any] = {"path": str(db_path), "file_bytes": db_path.stat().st_size}
     facts.update(wal_facts(db_path))
+    facts["shared_files"] = [{"path": str(p), "mode": oct(mode)} for p in private.database_files(db_path, data_only=True)
+                             if (mode := private.readable_by_others(p)) is not None]
     conn = connect(db_path, readonly=True)
     try:
         q = conn.execute
@@ -264,6 +268,9 @@ def assess(facts: dict[str, Any], lang: str) -> list[Check]:
     else:
         checks.append(Check("database", GREEN, "health.db_size",
                             {"path": db["path"], "size": human_bytes(db["bytes"]), "wal": wal}))
+
+    for shared in db.get("shared_files", []):  # only a warning line: a private file needs no line of its own
+        checks.append(Check("permissions", YELLOW, "health.db_mode", {"path": shared["path"], "mode": shared["mode"]}))
 
     checks.append(Check("counts", GREEN, "health.counts", {
         "live": db["live_chunks"], "total": db["chunks"], "entities": db["entities"],
@@ -371,6 +378,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{MARK[RED]} {t('health.bad_config', lang, detail=exc.message(lang))}", flush=True)
         return EXIT[RED]
     lang = args.lang or cfg.lang or lang
+    for warning in env_warnings(cfg, lang):  # stderr, so that --json output stays one JSON document
+        print(f"{MARK[YELLOW]} {warning}", file=sys.stderr, flush=True)
     facts = gather(cfg, args.url, args.db, args.timeout, now)
     checks = assess(facts, lang)
     status = worst([c.level for c in checks])

@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = load_config(overrides={"db_path": args.db, "lang": args.lang})
         lang = cfg.lang or lang
+        if cfg.db_url:  # PostgreSQL: the first daemon start migrates; a file would be the wrong database
+            raise Unavailable("pg.file_only", command="init", url=cfg.db_label())
         for line in init_db(cfg.resolved_db_path(), cfg, lang):
             print(line)
     except MemlaneError as exc:

@@ -82,6 +82,10 @@ def main(argv: list[str] | None = None, environ: dict[str, str] | None = None) -
         cfg = load_config(environ, overrides=overrides)
         if cfg.lang and not args.lang:
             lang = cfg.lang
+        if cfg.db_url and args.db is None:  # never fall back to the default file when a URL is configured
+            from errors import Unavailable
+
+            raise Unavailable("pg.file_only", command="reembed", url=cfg.db_label())
         db_path = (args.db or cfg.resolved_db_path()).expanduser()
         if not db_path.is_file():
             print(t("install.reembed_no_db", lang, db=str(db_path)), file=sys.stderr)

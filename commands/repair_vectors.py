@@ -20,6 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help=c.t("data.help.json"))
     args = p.parse_args(argv)
     cfg = c.config(args)
+    if cfg.db_url:  # sqlite-vec's indexes are what drifts; never fall back to the default file
+        raise c.Unavailable("pg.file_only", command="repair", url=cfg.db_label())
     import maintenance
     import validate
     from memory import Memory, connect

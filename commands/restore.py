@@ -20,6 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("backup", help=c.t("data.help.backup_file"))
     args = p.parse_args(argv)
     cfg = c.config(args)
+    if cfg.db_url:  # a file backup cannot exist for a server database: say what to use instead
+        raise c.Unavailable("pg.no_file_backup", url=cfg.db_label())
     from filelock import FileLock, Timeout
 
     import maintenance

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import threads as th
 from recall.fusion import Fused
-from recall.query import LANES
+from recall.query import RANKED
 from store.protocol import Store
 
+HIT_THREAD_SPAN = 1  # neighbours a hit names on each side
 
-BRIEF = ("chunk_id", "content", "relevance", "status", "superseded_by", "valid_from", "valid_until", "entities")
+
+# `dates`: the days a memory's words name, grounded (timeground.py), which an agent needs to read it.
+BRIEF = ("chunk_id", "content", "relevance", "status", "superseded_by", "valid_from", "valid_until", "dates",
+         "entities")
 
 
 def status(row: dict[str, Any]) -> str:
@@ -32,19 +37,21 @@ def brief(hit: dict[str, Any]) -> dict[str, Any]:
 
 
 def hits(store: Store, order: list[int], rrf: dict[int, float], final: dict[int, float],
-         fused: Fused, relevance: dict[int, float] | None = None) -> list[dict[str, Any]]:
+         fused: Fused, namespace: str | None = None,
+         relevance: dict[int, float] | None = None) -> list[dict[str, Any]]:
     """The full hits (memory_recall detail "full"), in `order`."""
     if not order:
         return []
     rows = store.hit_rows(list(order) + [fused.matched_fact[s] for s in order if s in fused.matched_fact])
     ents = store.entity_names(order)
+    dates = store.dates_of(order)
     out = []
     for seq in order:
         r = rows[seq]
         hit = {
             "chunk_id": r["chunk_id"], "content": r["content"], "score": round(rrf.get(seq, 0.0), 6),
             "final_score": round(final[seq], 6),
-            "ranks": {lane: fused.ranks[seq][lane] for lane in LANES if lane in fused.ranks.get(seq, {})},
+            "ranks": {lane: fused.ranks[seq][lane] for lane in RANKED if lane in fused.ranks.get(seq, {})},
             "source": r["source"], "importance": r["importance"], "tags": r["tags"], "metadata": r["metadata"],
             "entities": ents.get(seq, []), "created_at": r["created_at"], "valid_from": r["valid_from"],
             "valid_until": r["valid_until"], "status": status(r),
@@ -53,6 +60,11 @@ def hits(store: Store, order: list[int], rrf: dict[int, float], final: dict[int,
             hit["relevance"] = relevance.get(seq, 0.0)
         if r["superseded_by"]:
             hit["superseded_by"] = r["superseded_by"]
+        if seq in dates:
+            hit["dates"] = dates[seq]
+        view = store.thread_view(namespace, r["chunk_id"], HIT_THREAD_SPAN) if namespace else None
+        if view is not None:
+            hit["thread"] = th.view_ids(view)
         fact = fused.matched_fact.get(seq)
         if fact is not None and fact in rows:
             hit["matched_fact"] = rows[fact]["content"]

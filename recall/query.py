@@ -21,6 +21,8 @@ from config import Config
 from store.protocol import Filter
 
 LANES = ("vector", "graph", "meta", "entity")
+CONTEXT = "context"  # the context-vector list: runs with the vector lane (a list of its own with context_fusion "lane")
+RANKED = (*LANES, CONTEXT)  # every list a hit's `ranks` can name
 LANE_DEPTH = 50  # candidates each lane contributes to fusion
 
 

@@ -1,5 +1,5 @@
 """After fusion: predicate-aware reranking and supersession order (rerank.py holds the pure scoring),
-and the optional context expansion that lends score to a hit's neighbours in time."""
+and the optional context expansion that lends score to a hit's neighbours in its thread."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from recall.query import Plan
 from store.protocol import Store
 
 RERANK_DEPTH = 50  # fused candidates the reranker looks at
-CONTEXT_HITS, CONTEXT_SHARE, CONTEXT_WINDOW_S = 5, 0.5, 120  # context expansion
+CONTEXT_HITS, CONTEXT_SHARE, CONTEXT_SPAN = 5, 0.5, 1  # context expansion: top hits, share lent, positions
 
 
 def rerank(store: Store, plan: Plan, scores: dict[int, float]) -> dict[int, float]:
@@ -24,13 +24,15 @@ def rerank(store: Store, plan: Plan, scores: dict[int, float]) -> dict[int, floa
     q_classes = plan.q.predicate_classes if sw.rerank else frozenset()
     ordered = [(s, rows[s][0], rows[s][1]) for s in top if s in rows]
     newest = rr.newest_in_class(q_classes, ordered) if info.wants_now else set()
+    dated = store.dates_of(top) if info.wants_when and sw.time_grounding else {}
     out = dict(scores)
     for seq in top:
         if seq not in rows:
             continue
         content, valid_from, superseded_by, _ = rows[seq]
         cand = rr.Candidate(content=content, valid_from=valid_from, superseded=bool(superseded_by) and sw.supersession,
-                            names=frozenset(names.get(seq, ())), newest_in_class=seq in newest)
+                            names=frozenset(names.get(seq, ())), newest_in_class=seq in newest,
+                            dated=seq in dated)
         if sw.rerank:
             out[seq] = rr.rerank_score(info, q_classes, cand, scores[seq])
         elif cand.superseded:
@@ -47,13 +49,13 @@ def rerank(store: Store, plan: Plan, scores: dict[int, float]) -> dict[int, floa
 
 
 def expand_context(store: Store, plan: Plan, fused: Fused, scores: dict[int, float]) -> dict[int, float]:
-    """A strong hit lends part of its score to the memories stored just before and after it in the same
-    conversation (same namespace and source, written within CONTEXT_WINDOW_S)."""
+    """A strong hit lends part of its score to its neighbours in its thread (the memories said just
+    before and after it), never lowering a neighbour's own score."""
     top = sorted(scores, key=lambda s: -scores[s])[:CONTEXT_HITS]
     out = dict(scores)
-    for seq in top:
-        for nseq in store.neighbours_in_time(plan.flt, seq, CONTEXT_WINDOW_S):
-            gain = CONTEXT_SHARE * scores[seq]
+    for seq, (before, after) in store.thread_neighbours(plan.flt, top, CONTEXT_SPAN).items():
+        gain = CONTEXT_SHARE * scores[seq]
+        for nseq in (*before, *after):
             if out.get(nseq, 0.0) < gain:
                 out[nseq] = gain
                 fused.ranks.setdefault(nseq, {})

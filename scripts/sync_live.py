@@ -30,7 +30,7 @@ import _alias  # noqa: F401 - puts the checkout's root on sys.path
 from i18n_messages import t
 
 SYNC_SUFFIXES = (".py", ".sql", ".sh")
-SYNC_DIRS = ("scripts", "api", "commands")  # besides the top level; mapped to the same relative place
+SYNC_DIRS = ("scripts", "api", "commands", "store", "recall")  # besides the top level; mapped to the same relative place
 SYNC_NAMES = ("memlane",)  # top-level files without a suffix: the command-line launcher
 BACKUP_DIR = ".sync-backups"
 KEEP_BACKUPS = 5

@@ -1,8 +1,10 @@
 """The one owner of a chunk's derived rows on SQLite.
 
-A chunk row in `chunks` fans out into full-text rows (`chunks_fts`, `chunks_tri`, `chunks_bi`),
-vectors (`chunk_vec` exact, `chunk_vec_bit` coarse sign bits, `chunk_vec_f32` for rescoring) and, until
-its vector exists, an `embed_queue` row. Every write, close, move and repair of those rows is a
+A chunk row in `chunks` fans out into full-text rows (`chunks_fts`, `chunks_tri`, `chunks_bi`, and
+`chunks_when` for the dates its relative times resolve to), vectors (`chunk_vec` for the exact scan,
+`chunk_vec_f32` that the approximate index files of store/ann.py are built from, each change noted
+for them; `chunk_ctx_vec` for the memory with its thread neighbours) and, until its vectors exist, an
+`embed_queue` row and a `ctx_queue` row. Every write, close, move and repair of those rows is a
 function here, called inside the caller's write transaction. 0.1.0 had four copies of this fan-out,
 and they drifted (an import without bigrams, a rename that left the bit index behind).
 """
@@ -15,9 +17,19 @@ from typing import Any
 import numpy as np
 
 import search_index as si
+import timeground
 from errors import Unavailable
+from store import ann
 
-VEC_TABLES = ("chunk_vec", "chunk_vec_bit")  # vec0 tables with namespace and live columns
+OWN_VEC_TABLES = ("chunk_vec",)  # vec0 tables of a chunk's own vector
+VEC_TABLES = (*OWN_VEC_TABLES, "chunk_ctx_vec")  # vec0 tables with namespace and live columns
+# A context vector embeds the text of the memory with its live neighbours within CONTEXT_BEFORE /
+# CONTEXT_AFTER thread positions (docs/QUALITY.md); the worker makes it after the memories' own vectors.
+CONTEXT_BEFORE, CONTEXT_AFTER = 1, 1
+CONTEXT_THREADS = ("client", "session")  # threads.ASSERTED: only threads something asserts
+# The chunks that get a context vector (bind CONTEXT_THREADS after it), and how a queued window is re-queued.
+_CTX_ELIGIBLE = f"kind = 'memory' and valid_until is null and thread_by in ({','.join('?' * len(CONTEXT_THREADS))})"
+_CTX_REQUEUE = "on conflict(chunk_seq) do update set gen = gen + 1, attempts = 0, last_error = null"
 _DIM = re.compile(r"\[\s*(\d+)\s*\]")  # a vector column's dimension in its create statement
 
 
@@ -31,6 +43,14 @@ def add_text(db: Any, seq: int, content: str, tags_json: str, source: str | None
         db.execute("insert into chunks_bi(rowid, bigrams) values (?,?)", (seq, bigrams))
 
 
+def add_dates(db: Any, seq: int, content: str, valid_from: str) -> str:
+    """The derived date text of a chunk's relative times (timeground.py); returns it ('' when none)."""
+    text = timeground.date_text(content, valid_from)
+    if text:
+        db.execute("insert into chunks_when(rowid, dates) values (?, ?)", (seq, text))
+    return text
+
+
 def enqueue(db: Any, seq: int, now: str) -> int:
     """Queue a chunk for embedding (no-op when already queued); returns rows added."""
     return db.execute("insert or ignore into embed_queue(chunk_seq, enqueued_at) values (?, ?)", (seq, now)).rowcount
@@ -41,31 +61,35 @@ def dequeue(db: Any, seq: int) -> None:
 
 
 def write_vector(db: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes, center: np.ndarray) -> None:
-    """Store one chunk's vector three ways: exact (chunk_vec), coarse sign bits (chunk_vec_bit) and
-    float32 for rescoring (chunk_vec_f32). Re-embedding replaces all three."""
+    """Store one chunk's vector for the exact scan (chunk_vec) and as float32 (chunk_vec_f32), and note
+    it for the approximate index. Re-embedding replaces both. `center` is no longer used (it placed the
+    sign-bit codes the approximate index replaced)."""
     # A vec0 delete of a rowid that is not there is slow, so look in the plain table first.
     if db.execute("select 1 from chunk_vec_f32 where seq = ?", (seq,)).fetchone():
         drop_vector(db, seq)
     db.execute("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?, ?, ?, ?, ?)",
                (seq, namespace, int(live), lang, vec))
-    db.execute(
-        "insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) values (?, ?, ?, ?, vec_bit(?))",
-        (seq, namespace, seq % si.BUCKETS, int(live), si.sign_bits(np.frombuffer(vec, dtype=np.float32), center)),
-    )
     db.execute("insert into chunk_vec_f32(seq, embedding) values (?, ?)", (seq, vec))
+    if live:
+        ann.note(db, "put", seq, namespace, vec)
+    else:
+        ann.note(db, "drop", seq)
 
 
 def drop_vector(db: Any, seq: int) -> None:
-    """Remove a chunk's vector from all three tables (its chunk is then re-queued by the caller)."""
-    for table in VEC_TABLES:
+    """Remove a chunk's own vector from both tables and its index (its chunk is then re-queued by the caller).
+    Its context vector is another text's embedding, re-made only through ctx_queue."""
+    for table in OWN_VEC_TABLES:
         db.execute(f"delete from {table} where rowid = ?", (seq,))
     db.execute("delete from chunk_vec_f32 where seq = ?", (seq,))
+    ann.note(db, "drop", seq)
 
 
 def set_live(db: Any, seq: int, live: bool) -> None:
-    """Mirror a chunk's liveness into both vector indexes (they filter on it inside the KNN)."""
+    """Mirror a chunk's liveness into chunk_vec (it filters on it inside the KNN) and the approximate index."""
     for table in VEC_TABLES:
         db.execute(f"update {table} set live = ? where rowid = ?", (int(live), seq))
+    ann.note(db, "live" if live else "dead", seq)
 
 
 def move_vectors(db: Any, seqs: list[int], dst: str) -> int:
@@ -76,31 +100,18 @@ def move_vectors(db: Any, seqs: list[int], dst: str) -> int:
     db.execute(f"delete from chunk_vec where rowid in ({marks})", seqs)
     db.executemany("insert into chunk_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
                    [(r[0], dst, r[1], r[2], r[3]) for r in rows])
-    bits = db.execute(f"select rowid, bucket, live, embedding from chunk_vec_bit where rowid in ({marks})",
-                      seqs).fetchall()
-    db.execute(f"delete from chunk_vec_bit where rowid in ({marks})", seqs)
-    db.executemany("insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) values (?,?,?,?,vec_bit(?))",
-                   [(r[0], dst, r[1], r[2], r[3]) for r in bits])
+    for r in rows:  # the approximate index of `dst` gains them, that of the old namespace loses them
+        if r[1]:
+            ann.note(db, "put", r[0], dst, r[3])
+        else:
+            ann.note(db, "drop", r[0])
+    ctx = db.execute(f"select rowid, live, lang, embedding from chunk_ctx_vec where rowid in ({marks})",
+                     seqs).fetchall()
+    if ctx:
+        db.execute(f"delete from chunk_ctx_vec where rowid in ({marks})", seqs)
+        db.executemany("insert into chunk_ctx_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
+                       [(r[0], dst, r[1], r[2], r[3]) for r in ctx])
     return len(rows)
-
-
-def rebuild_bits(db: Any, center: np.ndarray, batch: int = 5000) -> int:
-    """Recompute every coarse code from chunk_vec_f32 (after the centre or BUCKETS changed); in the
-    caller's transaction. Returns the number of rows written."""
-    db.execute("delete from chunk_vec_bit")
-    done, last = 0, -1
-    while True:
-        rows = db.execute(
-            "select f.seq, f.embedding, v.namespace, v.live from chunk_vec_f32 f join chunk_vec v on v.rowid = f.seq "
-            "where f.seq > ? order by f.seq limit ?", (last, batch)).fetchall()
-        if not rows:
-            return done
-        db.executemany(
-            "insert into chunk_vec_bit(rowid, namespace, bucket, live, embedding) values (?, ?, ?, ?, vec_bit(?))",
-            [(seq, ns, seq % si.BUCKETS, live, si.sign_bits(np.frombuffer(blob, dtype=np.float32), center))
-             for seq, blob, ns, live in rows])
-        done += len(rows)
-        last = rows[-1][0]
 
 
 def vec_tables(db: Any) -> list[tuple[str, str]]:
@@ -123,8 +134,11 @@ def reset_vectors(db: Any, dim: int, now: str) -> int:
         else:
             db.execute(f'delete from "{name}"')
     db.execute("delete from chunk_vec_f32")
+    ann.note(db, "reset")
     db.execute("insert into embed_queue(chunk_seq, enqueued_at) select seq, ? from chunks where true "
                "on conflict(chunk_seq) do update set attempts = 0, last_error = null", (now,))
+    db.execute(f"insert into ctx_queue(chunk_seq, enqueued_at) select seq, ? from chunks where {_CTX_ELIGIBLE} "
+               f"{_CTX_REQUEUE}", (now, *CONTEXT_THREADS))
     return int(db.execute("select count(*) from embed_queue").fetchone()[0])
 
 
@@ -132,3 +146,82 @@ def relive_from_chunk(db: Any, seq: int) -> None:
     """Set both indexes' `live` from the chunk row itself (repair)."""
     (live,) = db.execute("select valid_until is null from chunks where seq = ?", (seq,)).fetchone() or (0,)
     set_live(db, seq, bool(live))
+
+
+# ---------------------------------------------------------------- threads and context vectors
+
+
+def thread_window(db: Any, seq: int, before: int, after: int) -> tuple[list[int], list[int]]:
+    """The live memories up to `before` positions before and `after` after `seq` in its thread,
+    nearest first (the chunk itself may be closed: its neighbours are still found)."""
+    row = db.execute("select namespace, thread, thread_pos from chunks where seq = ?", (seq,)).fetchone()
+    if not row or row[1] is None:
+        return [], []
+    ns, thread, pos = row
+    out: list[list[int]] = []
+    for op, order, n in (("<", "desc", before), (">", "asc", after)):
+        out.append([r[0] for r in db.execute(
+            f"select seq from chunks where namespace = ? and thread = ? and thread_pos {op} ? "
+            f"and valid_until is null and kind = 'memory' order by thread_pos {order} limit ?",
+            (ns, thread, pos, n))] if n > 0 else [])
+    return out[0], out[1]
+
+
+def enqueue_context(db: Any, seqs: list[int], now: str) -> int:
+    """Queue the context windows that contain one of `seqs` (and their own) for embedding, after a memory
+    was written, or a neighbour closed or updated. A window already queued gets a new `gen`, so a batch
+    that was embedding its old text does not dequeue it. Bounded: 1 + BEFORE + AFTER windows per seq."""
+    affected: dict[int, None] = {}
+    for seq in seqs:
+        affected[seq] = None
+        # m's window holds seq when m is up to BEFORE positions after it, or up to AFTER before it.
+        prev, nxt = thread_window(db, seq, CONTEXT_AFTER, CONTEXT_BEFORE)
+        for m in (*prev, *nxt):
+            affected[m] = None
+    if not affected:
+        return 0
+    marks = ",".join("?" * len(affected))
+    return db.execute(f"insert into ctx_queue(chunk_seq, enqueued_at) select seq, ? from chunks "
+                      f"where seq in ({marks}) and {_CTX_ELIGIBLE} {_CTX_REQUEUE}",
+                      (now, *affected, *CONTEXT_THREADS)).rowcount
+
+
+def context_windows(db: Any, limit: int) -> list[tuple[int, int, list[str]]]:
+    """Up to `limit` queued windows, fewest failures first: (seq, gen, texts in thread order). `texts` is
+    empty when the memory gets no context vector (closed, in no asserted thread, or alone in it)."""
+    out = []
+    for seq, gen in db.execute("select chunk_seq, gen from ctx_queue order by attempts, chunk_seq limit ?",
+                               (limit,)).fetchall():
+        row = db.execute(f"select content from chunks where seq = ? and {_CTX_ELIGIBLE}",
+                         (seq, *CONTEXT_THREADS)).fetchone()
+        prev, nxt = thread_window(db, seq, CONTEXT_BEFORE, CONTEXT_AFTER) if row else ([], [])
+        if not (prev or nxt):
+            out.append((seq, gen, []))
+            continue
+        both = [*prev, *nxt]
+        text = dict(db.execute(f"select seq, content from chunks where seq in ({','.join('?' * len(both))})",
+                               both).fetchall())
+        out.append((seq, gen, [text[s] for s in reversed(prev)] + [row[0]] + [text[s] for s in nxt]))
+    return out
+
+
+def write_context(db: Any, seq: int, gen: int, vec: bytes | None) -> bool:
+    """Store (or, with no vector, remove) one window's context vector and dequeue it, unless it was
+    re-queued (`gen` moved on) while it was embedded. A closed memory keeps its row, marked not live
+    (as_of recall). Returns True when written or removed."""
+    if not db.execute("delete from ctx_queue where chunk_seq = ? and gen = ?", (seq, gen)).rowcount:
+        return False
+    row = db.execute("select namespace, lang, valid_until is null from chunks where seq = ?", (seq,)).fetchone()
+    if row is None or not row[2]:
+        return False
+    if db.execute("select 1 from chunk_ctx_vec where rowid = ?", (seq,)).fetchone():  # see write_vector
+        db.execute("delete from chunk_ctx_vec where rowid = ?", (seq,))
+    if vec is not None:
+        db.execute("insert into chunk_ctx_vec(rowid, namespace, live, lang, embedding) values (?, ?, 1, ?, ?)",
+                   (seq, row[0], row[1], vec))
+    return True
+
+
+def context_failed(db: Any, seqs: list[int], error: str) -> None:
+    db.executemany("update ctx_queue set attempts = attempts + 1, last_error = ? where chunk_seq = ?",
+                   [(error[:500], s) for s in seqs])

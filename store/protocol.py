@@ -58,18 +58,22 @@ class NewChunk:
     previous_id: str | None = None
     kind: str = "memory"  # 'memory' or 'fact'
     parent_id: str | None = None
+    thread: str | None = None  # the thread it was said in (threads.py); facts have none
+    thread_pos: int | None = None  # its position in the thread; None: after every earlier memory
+    thread_by: str | None = None  # how it came to the thread: client, session or time (threads.py)
 
 
 @dataclass
 class Neighbours:
     """Nearest vectors: (seq, cosine distance, memory language), nearest first.
 
-    `exact` is False when an approximate pass produced them; such rows carry no calibrated
-    distances, so recall uses their order as it is.
+    `exact` is False when an approximate pass produced them. `scored` is False when their distances
+    are not calibrated cosine distances; recall then uses their order as it is.
     """
 
     rows: list[tuple[int, float, str]] = field(default_factory=list)
     exact: bool = True
+    scored: bool = True
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,15 @@ class QueuedChunk:
     namespace: str
     content: str
     lang: str
+
+
+@dataclass(frozen=True)
+class ThreadView:
+    """A memory's thread and its live neighbours, nearest first: (chunk id, content) pairs."""
+
+    thread: str
+    before: list[tuple[str, str]]
+    after: list[tuple[str, str]]
 
 
 class Store(Protocol):
@@ -99,6 +112,17 @@ class Store(Protocol):
 
     def set_meta(self, tx: Any, values: dict[str, str]) -> None: ...
 
+    migrations_applied: list[int]  # schema versions this open applied
+
+    def check_writable(self) -> None:
+        """Refuse at start, not at the first write, when the database cannot be written."""
+        ...
+
+    def center(self) -> np.ndarray:
+        """The centre of the coarse vector codes for this store's model (computed on first use, outside
+        any transaction: it may embed)."""
+        ...
+
     # ---- candidate lists (recall)
     def nearest(self, flt: Filter, qv: np.ndarray, k: int, depth: int | None = None) -> Neighbours:
         """The k nearest vectors that pass `flt`; the engine picks exact or approximate search (an
@@ -106,7 +130,8 @@ class Store(Protocol):
         ...
 
     def text_top(self, flt: Filter, field: str, words: Sequence[str], depth: int) -> list[int]:
-        """Best full-text matches of any of `words`: field 'latin' (stemmed words, BM25) or 'cjk' (3+ characters)."""
+        """Best full-text matches of any of `words`: field 'latin' (stemmed words, BM25), 'cjk' (3+
+        characters) or 'when' (the derived dates of relative times)."""
         ...
 
     def term_stats(self, field: str, words: Sequence[str], seqs: Sequence[int]) -> tuple[int, list[int], list[set[int]]]:
@@ -164,8 +189,6 @@ class Store(Protocol):
 
     def alias_norms(self, seqs: Sequence[int]) -> dict[int, set[str]]: ...
 
-    def neighbours_in_time(self, flt: Filter, seq: int, window_s: float) -> list[int]: ...
-
     def hit_rows(self, seqs: Sequence[int]) -> dict[int, dict[str, Any]]:
         """Hydration: seq → the contract's hit fields, plus `superseded_by`: the memory that replaced this
         one (its superseded_by link, else the version an update wrote after it), or None."""
@@ -196,27 +219,121 @@ class Store(Protocol):
 
     def link_entity(self, tx: Any, seq: int, entity_id: str) -> None: ...
 
+    def chunk_entities(self, tx: Any, chunk_id: str) -> list[dict[str, Any]]:
+        """The entities a chunk links to: {id, name, kind}; `tx` may be None (read outside a write)."""
+        ...
+
+    def chunk_entity_kinds(self, tx: Any, seq: int) -> list[tuple[str, str]]: ...
+
+    def embedding_state(self, tx: Any, chunk_id: str) -> str:
+        """'queued' while the chunk waits for its vector, else 'done'."""
+        ...
+
+    def chunk_exists(self, tx: Any, chunk_id: str, namespace: str) -> bool: ...
+
+    def chunk_row(self, tx: Any, chunk_id: str, namespace: str) -> dict[str, Any] | None:
+        """seq, source, importance, tags, metadata, valid_until and kind of one version."""
+        ...
+
+    def successor(self, tx: Any, chunk_id: str) -> str | None:
+        """The id of the version that replaced this one."""
+        ...
+
+    def relation_closed_at(self, tx: Any, relation_id: str, namespace: str) -> tuple[bool, str | None]: ...
+
+    def close_relation(self, tx: Any, relation_id: str, now: str, reason: str | None) -> None: ...
+
     def bump_cooccur(self, tx: Any, namespace: str, a: str, b: str, now: str) -> None: ...
 
     def upsert_relation(self, tx: Any, namespace: str, subject_id: str, predicate: str, object_id: str,
                         confidence: float, chunk_id: str | None, now: str, valid_from: str) -> tuple[str, bool]: ...
 
     def close_chunk(self, tx: Any, seq: int, chunk_id: str, now: str, reason: str | None) -> None:
-        """Close a version, its facts and their derived rows; with a reason, the relations it is evidence for."""
+        """Close a version, its facts and their derived rows; with a reason, the relations it is evidence for.
+        The context vectors of the windows that held it are re-made without it."""
         ...
 
     def write_vectors(self, tx: Any, items: Sequence[tuple[QueuedChunk, np.ndarray]], center: np.ndarray) -> list[int]:
         """Store vectors of chunks still queued and dequeue them; returns the seqs written."""
         ...
 
-    def move_namespace(self, src: str, dst: str) -> dict[str, int]: ...
+    def move_namespace(self, src: str, dst: str) -> dict[str, int]:
+        """Move every row of `src` to the empty namespace `dst` in one transaction; rows moved per table."""
+        ...
+
+    # ---- supersession (inside the embedding batch's transaction)
+    def memory_vector(self, tx: Any, seq: int) -> tuple[str, str, str, str, bytes] | None:
+        """(id, namespace, content, valid_from, vector) of a live memory that has its vector."""
+        ...
+
+    def nearest_live(self, tx: Any, vec: bytes, namespace: str, lang: str, k: int) -> list[tuple[int, float]]: ...
+
+    def older_current(self, tx: Any, seq: int, before: str) -> tuple[str, str] | None:
+        """(id, content) of a live, not yet superseded memory that started before `before`."""
+        ...
+
+    def mark_superseded(self, tx: Any, old_id: str, new_id_: str) -> None: ...
+
+    # ---- history, graph, stats
+    def version_chain(self, namespace: str, chunk_id: str) -> list[dict[str, Any]] | None:
+        """Every version of the chain `chunk_id` belongs to, oldest first; None when it is not there."""
+        ...
+
+    def find_entity(self, namespace: str, name: str, key: str) -> tuple[str, str, str] | None:
+        """(id, name, kind) of the entity with this id, else the one answering to the normalized name."""
+        ...
+
+    def neighbourhood(self, namespace: str, root: tuple[str, str, str], root_key: str, depth: int,
+                      predicates: Sequence[str], limit: int, as_of: str | None) -> dict[str, Any]:
+        """memory_graph_query's result: root, nodes, edges, truncated."""
+        ...
+
+    def counts(self, namespace: str | None, since: str) -> dict[str, Any]:
+        """memory_stats before formatting: counts, size, and recall latencies since `since`."""
+        ...
+
+    # ---- threads and context
+    def last_memory(self, tx: Any, namespace: str) -> dict[str, Any] | None:
+        """The namespace's most recently written memory: {thread, thread_by, source, metadata, valid_from,
+        created_at} (thread inference reads it inside the write transaction)."""
+        ...
+
+    def thread_neighbours(self, flt: Filter, seqs: Sequence[int], span: int) -> dict[int, tuple[list[int], list[int]]]:
+        """For each of `seqs` in a thread: its neighbours that pass `flt`, up to `span` positions before
+        and after, nearest first."""
+        ...
+
+    def thread_view(self, namespace: str, chunk_id: str, span: int) -> ThreadView | None:
+        """A memory's thread and its live neighbours (memory_history, a full hit, the dashboard)."""
+        ...
+
+    def nearest_context(self, flt: Filter, qv: np.ndarray, k: int) -> list[int]:
+        """The k nearest context vectors (a memory with its thread neighbours) that pass `flt`."""
+        ...
+
+    def dates_of(self, seqs: Sequence[int]) -> dict[int, str]:
+        """Derived date text of the chunks that have some."""
+        ...
 
     # ---- the embedding queue
     def queued(self, limit: int) -> list[QueuedChunk]: ...
 
-    def pending(self) -> int: ...
+    def pending(self, namespace: str | None = None) -> int: ...
 
     def embed_failed(self, seqs: Sequence[int], error: str) -> None: ...
+
+    # ---- the context-window queue (embedded only when the embedding queue is empty)
+    def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
+        """Queued windows: (seq, gen, texts in thread order); no texts when the memory gets no context vector."""
+        ...
+
+    def pending_context(self) -> int: ...
+
+    def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
+        """Store or remove each (seq, gen, vector) and dequeue it, unless it was re-queued meanwhile; returns done."""
+        ...
+
+    def context_failed(self, seqs: Sequence[int], error: str) -> None: ...
 
 
 def chunk_filter(namespace: str, **kw: Any) -> Filter:
@@ -226,4 +343,4 @@ def chunk_filter(namespace: str, **kw: Any) -> Filter:
     return Filter(namespace, **{k: v for k, v in kw.items() if v is not None})
 
 
-__all__ = ["Filter", "NewChunk", "Neighbours", "QueuedChunk", "Store", "chunk_filter", "Iterator"]
+__all__ = ["Filter", "NewChunk", "Neighbours", "QueuedChunk", "Store", "ThreadView", "chunk_filter", "Iterator"]

@@ -25,7 +25,10 @@ def _in_marks(items: list[Any]) -> str:
 
 
 class SqliteBrowse:
-    """Read-only listings; every method reads through this thread's reader connection."""
+    """Read-only listings; every method reads through this thread's reader connection. The SQL is
+    what both engines accept, so PgStore uses this mixin too."""
+
+    HAS_VECTOR_SQL = "select 1 from chunk_vec where rowid = ?"
 
     def reader(self) -> Any:  # provided by SqliteStore
         raise NotImplementedError
@@ -52,7 +55,7 @@ class SqliteBrowse:
         seq = chunk.pop("seq")
         chunk["chunk_id"] = chunk.pop("id")
         chunk["embedding"] = ("queued" if db.execute("select 1 from embed_queue where chunk_seq = ?", (seq,)).fetchone()
-                              else "done" if db.execute("select 1 from chunk_vec where rowid = ?", (seq,)).fetchone()
+                              else "done" if db.execute(self.HAS_VECTOR_SQL, (seq,)).fetchone()
                               else "missing")
         entities = [{"id": r[0], "name": r[1], "kind": r[2]} for r in db.execute(
             "select e.id, e.name, e.kind from chunk_entities ce join entities e on e.id = ce.entity_id "
@@ -125,7 +128,7 @@ class SqliteBrowse:
             total += n
             growth.append({"day": day, "added": n, "total": total})
         kinds = [{"kind": k, "count": n} for k, n in db.execute(
-            f"select kind, count(*) from entities where 1{nsq} group by kind order by 2 desc, 1 limit 50", nsa)]
+            f"select kind, count(*) from entities where true{nsq} group by kind order by 2 desc, 1 limit 50", nsa)]
         qrow = db.execute("select count(*), min(enqueued_at), count(*) filter (where attempts > 0), "
                           "max(attempts) from embed_queue").fetchone()
         errors = [r[0] for r in db.execute("select distinct last_error from embed_queue where last_error is not null "

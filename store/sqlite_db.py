@@ -32,18 +32,22 @@ def _driver() -> Any:
         raise Unavailable("db.no_extension") from None
 
 
-def connect(path: str | Path, *, readonly: bool = False) -> Any:
-    """Open a connection with every pragma memlane relies on, and sqlite-vec loaded; check each one."""
+def connect(path: str | Path, *, readonly: bool = False, factory: Callable[[Any], type] | None = None,
+            cache_kib: int = CACHE_KIB) -> Any:
+    """Open a connection with every pragma memlane relies on, and sqlite-vec loaded; check each one.
+
+    `factory(driver)` may return a subclass of the driver's Connection to open instead."""
     drv = _driver()
     path = Path(path)
     conn = None
+    extra = {"factory": factory(drv)} if factory else {}
     try:
         if readonly:
             conn = drv.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False,
-                               isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+                               isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, **extra)
         else:
             conn = drv.connect(str(path), check_same_thread=False, isolation_level=None,
-                               timeout=BUSY_TIMEOUT_MS / 1000)
+                               timeout=BUSY_TIMEOUT_MS / 1000, **extra)
         conn.execute("pragma schema_version").fetchone()  # opens the file now, not at a later statement
     except drv.Error as exc:
         if conn is not None:
@@ -67,7 +71,7 @@ def connect(path: str | Path, *, readonly: bool = False) -> Any:
     try:
         conn.execute(f"pragma busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("pragma foreign_keys = on")
-        conn.execute(f"pragma cache_size = -{CACHE_KIB}")
+        conn.execute(f"pragma cache_size = -{int(cache_kib)}")
         if not readonly:
             (mode,) = conn.execute("pragma journal_mode = wal").fetchone()
             if str(mode).lower() != "wal":
@@ -124,19 +128,51 @@ def _baseline(conn: Any, dim: int) -> None:
     conn.executescript(SCHEMA_FILE.read_text(encoding="utf-8").replace("{dim}", str(int(dim))))
 
 
-# Append-only. Each entry runs once, in its own BEGIN IMMEDIATE transaction with its version bump.
+def _threads_and_context(conn: Any, dim: int) -> None:
+    """Version 2 (issue 17): threads of memories said together, their context vectors, grounded dates."""
+    conn.executescript(f"""
+        alter table chunks add column thread text;
+        alter table chunks add column thread_pos integer;
+        alter table chunks add column thread_by text;
+        create index chunks_thread on chunks(namespace, thread, thread_pos) where thread is not null;
+        create virtual table chunk_ctx_vec using vec0(
+            namespace text partition key,
+            live integer,
+            lang text,
+            embedding float[{int(dim)}] distance_metric=cosine
+        );
+        create virtual table chunks_when using fts5(dates, tokenize='porter unicode61 remove_diacritics 2');
+    """)
+
+
+def _context_queue(conn: Any, dim: int) -> None:
+    """Version 3: context vectors embed the text of a memory's thread window, deferred to their own
+    durable queue (`gen` counts refreshes, so a window re-queued while it was embedded is done again).
+    The version-2 rows (sums of stored vectors) are cleared and every asserted thread member queued."""
+    conn.executescript("""
+        create table ctx_queue (
+            chunk_seq integer primary key references chunks(seq),
+            gen integer not null default 0,
+            enqueued_at text not null,
+            attempts integer not null default 0,
+            last_error text
+        );
+        delete from chunk_ctx_vec;
+        insert into ctx_queue(chunk_seq, enqueued_at)
+            select seq, created_at from chunks
+            where kind = 'memory' and valid_until is null and thread_by in ('client', 'session');
+    """)
+
+
 def _normal_keys(conn: Any, dim: int) -> None:
-    """Version 2 (issue 14): content hashes ignore case and trailing punctuation; predicates have one spelling."""
-    from store.util import content_hash, predicate_key
+    """Version 4 (issue 14): content hashes ignore case and trailing punctuation; predicates have one spelling."""
+    from store.shared import normalise_keys
 
-    for seq, content in conn.execute("select seq, content from chunks").fetchall():
-        conn.execute("update chunks set content_hash = ? where seq = ?", (content_hash(content), seq))
-    for rid, pred in conn.execute("select id, predicate from relations").fetchall():
-        if predicate_key(pred) != pred:
-            conn.execute("update relations set predicate = ? where id = ?", (predicate_key(pred), rid))
+    normalise_keys(conn)
 
 
-MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline, _normal_keys]
+# Append-only. Each entry runs once, in its own BEGIN IMMEDIATE transaction with its version bump.
+MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline, _threads_and_context, _context_queue, _normal_keys]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

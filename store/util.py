@@ -37,3 +37,45 @@ def escape_like(text: str) -> str:
 def fts_quote(term: str) -> str:
     """One FTS5 string token: user text can never become FTS syntax."""
     return '"' + term.replace('"', '""') + '"'
+
+
+PG_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_pg_url(value: object) -> bool:
+    """True when `value` is a PostgreSQL connection URL (it selects the PostgreSQL engine)."""
+    return isinstance(value, str) and value.strip().lower().startswith(PG_SCHEMES)
+
+
+def redact_url(url: str) -> str:
+    """A connection URL fit for logs, /health, errors and the dashboard: the password shown as `***`.
+
+    Covers the password in the authority (user:pw@host) and a `password=` query parameter; the other
+    libpq parameters (sslmode, …) stay visible.
+    """
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        auth, host = netloc.rsplit("@", 1)
+        if ":" in auth:
+            auth = auth.split(":", 1)[0] + ":***"
+        netloc = f"{auth}@{host}"
+    query = parts.query
+    if query:
+        pairs = [(k, "***" if k.lower() == "password" else v) for k, v in parse_qsl(query, keep_blank_values=True)]
+        query = urlencode(pairs, safe="*/")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def redact_text(text: str, url: str) -> str:
+    """`text` (a driver's error, say) with the URL's password, wherever it appears, replaced by `***`."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    parts = urlsplit(url)
+    secrets_ = [p for p in (parts.password, unquote(parts.password or "")) if p]
+    secrets_ += [v for k, v in parse_qsl(parts.query) if k.lower() == "password" and v]
+    for s in sorted(set(secrets_), key=len, reverse=True):
+        text = text.replace(s, "***")
+    return text

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,30 @@ class Daemon:
     started_at: float = 0.0  # time.monotonic() just before the process was spawned
     ready_at: float = 0.0  # time.monotonic() when the ready line was read
     returncode: int | None = None
+    db_url: str = ""  # MEMLANE_DB_URL when the daemon runs on PostgreSQL
     _ready: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def db_label(self) -> str:
+        """What /health shows as db_path: the file, or the URL with its password as ***."""
+        from store.util import redact_url
+
+        return redact_url(self.db_url) if self.db_url else str(self.db_path)
+
+    def open_db(self) -> Any:
+        """A connection to the daemon's database taking memlane's `?` SQL (sqlite3-style execute), on either engine."""
+        if not self.db_url:
+            from store.sqlite_db import connect
+
+            return connect(self.db_path)
+        import psycopg
+
+        from store.postgres_db import Handle
+
+        conn = psycopg.connect(self.db_url, autocommit=True)
+        handle = Handle(conn)
+        handle.close = conn.close  # type: ignore[attr-defined]
+        return handle
 
     @property
     def url(self) -> str:
@@ -112,17 +135,23 @@ def daemon_env(home: Path, *, token: str | None = None, lang: str = "en",
 
 
 def spawn_daemon(tmp_path: Path, *, db_path: Path | None = None, token: str | None = None,
-                 env: Mapping[str, str] | None = None, args: Sequence[str] = (), lang: str = "en") -> Daemon:
-    """Start the daemon without waiting for it (see `wait_ready`); for tests that expect a refusal."""
+                 env: Mapping[str, str] | None = None, args: Sequence[str] = (), lang: str = "en",
+                 preexec_fn: Callable[[], None] | None = None) -> Daemon:
+    """Start the daemon without waiting for it (see `wait_ready`); for tests that expect a refusal.
+
+    `preexec_fn` runs in the child before the daemon starts (e.g. to lower a resource limit)."""
     home = tmp_path / "home"
     home.mkdir(parents=True, exist_ok=True)
     db = db_path or tmp_path / "memory.db"
-    cmd = [sys.executable, str(SERVER), "--port", "0", "--db", str(db), *args]
+    # A daemon given MEMLANE_DB_URL (the PostgreSQL engine) gets no --db: a file on the command line would win.
+    db_args = [] if "MEMLANE_DB_URL" in (env or {}) else ["--db", str(db)]
+    cmd = [sys.executable, str(SERVER), "--port", "0", *db_args, *args]
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=str(ROOT), env=daemon_env(home, token=token, lang=lang, env=env),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8",
-                            errors="replace", bufsize=1)
-    d = Daemon(proc=proc, home=home, db_path=db, token=token, started_at=started)
+                            errors="replace", bufsize=1, preexec_fn=preexec_fn)
+    d = Daemon(proc=proc, home=home, db_path=db, token=token, started_at=started,
+               db_url=(env or {}).get("MEMLANE_DB_URL", ""))
 
     def pump() -> None:
         assert proc.stdout is not None

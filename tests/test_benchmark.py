@@ -129,7 +129,7 @@ def test_two_char_chinese_word_found_through_the_bigram_index(mem) -> None:
     assert "VIRTUAL TABLE INDEX" in text and "SCAN c" not in text
 
 
-def test_coarse_vector_path_matches_exact_when_candidates_cover_the_namespace(mem, monkeypatch) -> None:
+def test_approximate_index_matches_exact_on_a_small_namespace(mem, monkeypatch) -> None:
     rng = random.Random(3)
     words = ["Berlin", "Tokyo", "sushi", "budget", "chess", "Tencent", "hiking", "Paris", "audit", "pizza"]
     for i in range(40):
@@ -138,11 +138,13 @@ def test_coarse_vector_path_matches_exact_when_candidates_cover_the_namespace(me
     queries = ["where is Berlin", "food like sushi", "company budget audit"]
     exact = [[h["chunk_id"] for h in mem.recall(q, namespace="v", lanes=["vector"], top_k=10)["hits"]]
              for q in queries]
-    monkeypatch.setattr(si, "COARSE_MIN_CHUNKS", 1)
+    monkeypatch.setattr(si, "ANN_MIN_CHUNKS", 1)
+    mem.store.ann.get("v")
+    mem.store.ann.wait(60)
     coarse = [[h["chunk_id"] for h in mem.recall(q, namespace="v", lanes=["vector"], top_k=10)["hits"]]
               for q in queries]
     assert coarse == exact
-    # A forgotten chunk leaves the coarse index's live set too.
+    # A forgotten chunk leaves the index too.
     mem.forget(coarse[0][0], namespace="v")
     after = [h["chunk_id"] for h in mem.recall(queries[0], namespace="v", lanes=["vector"], top_k=10)["hits"]]
     assert coarse[0][0] not in after and after[0] == coarse[0][1]

@@ -34,9 +34,7 @@ from memlane_client import (  # noqa: E402
     Unavailable,
 )
 
-from memory import connect  # noqa: E402
-
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.engine_neutral]
 
 TOKEN = "client-e2e-token"
 TRANSPORTS = ("sse", "http")
@@ -48,8 +46,8 @@ METHODS = {
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    with running_daemon(tmp_path_factory.mktemp("client"), token=TOKEN) as d:
+def daemon(tmp_path_factory: pytest.TempPathFactory, engine_env: Any) -> Iterator[Daemon]:
+    with running_daemon(tmp_path_factory.mktemp("client"), token=TOKEN, env=engine_env()) as d:
         yield d
 
 
@@ -228,8 +226,11 @@ def test_every_error_type(daemon: Daemon, transport: str) -> None:
 def test_daemon_side_unavailable_and_client_timeout(daemon: Daemon) -> None:
     """A write lock held by another program: the daemon answers [unavailable]; a short timeout times out."""
     space = ns("busy")
-    blocker = connect(daemon.db_path)
-    blocker.execute("begin immediate")
+    blocker = daemon.open_db()
+    # SQLite: another writer holds the file; PostgreSQL: another session holds the chunks table's write lock.
+    blocker.execute("begin immediate" if not daemon.db_url else "begin")
+    if daemon.db_url:
+        blocker.execute("lock table chunks in exclusive mode")
     try:
         with client(daemon, "sse", namespace=space, timeout=60) as c:
             with pytest.raises(Unavailable) as ei:
@@ -252,7 +253,7 @@ def test_internal_error_from_a_corrupted_row(daemon: Daemon) -> None:
     space = ns("internal")
     with client(daemon, "sse", namespace=space) as c:
         r = c.remember("Carol collects rare stamps from Iceland.")
-        conn = connect(daemon.db_path)
+        conn = daemon.open_db()
         try:
             # A row damaged behind the daemon's back: its metadata is no longer JSON.
             conn.execute("update chunks set metadata = 'not json' where id = ?", (r["chunk_id"],))

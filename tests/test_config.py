@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from config import load_config
+from config import env_warnings, load_config
 from errors import ConfigError
 
 
@@ -40,7 +40,6 @@ def test_explicit_config_path(tmp_path):
 
 
 @pytest.mark.parametrize("env,key", [
-    ({"MEMLANE_PORTT": "1"}, "MEMLANE_PORTT"),
     ({"MEMLANE_PORT": "eighty"}, "MEMLANE_PORT"),
     ({"MEMLANE_PORT": "70000"}, "MEMLANE_PORT"),
     ({"MEMLANE_EMBEDDER": "word2vec"}, "MEMLANE_EMBEDDER"),
@@ -51,6 +50,17 @@ def test_bad_env_names_the_key(tmp_path, env, key):
     with pytest.raises(ConfigError) as info:
         load_config({"HOME": str(tmp_path), **env})
     assert key in info.value.message("en") and key in info.value.message("zh")
+
+
+def test_an_unknown_env_variable_is_a_warning_naming_the_nearest_key(tmp_path):
+    cfg = load_config({"HOME": str(tmp_path), "MEMLANE_PORTT": "1", "MEMLANE_PORT": "9001",
+                       "MEMLANE_ZZZ_NOTHING_LIKE_IT": "x"})
+    assert cfg.port == 9001 and cfg.unknown_env == ("MEMLANE_PORTT", "MEMLANE_ZZZ_NOTHING_LIKE_IT")
+    en, zh = env_warnings(cfg, "en"), env_warnings(cfg, "zh")
+    assert "MEMLANE_PORTT" in en[0] and "Did you mean MEMLANE_PORT?" in en[0]
+    assert "MEMLANE_PORTT" in zh[0] and "MEMLANE_PORT" in zh[0] and "忽略" in zh[0]
+    assert "MEMLANE_ZZZ_NOTHING_LIKE_IT" in en[1] and "Did you mean" not in en[1]
+    assert env_warnings(load_config({"HOME": str(tmp_path)})) == []
 
 
 def test_bad_toml_names_the_key(tmp_path):

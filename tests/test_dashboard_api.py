@@ -51,7 +51,11 @@ def test_login_link_is_one_time_and_sets_a_strict_httponly_cookie(world: tuple[D
         again = other.get(url)
         assert again.status_code == 401  # the printed link worked once
         assert "auth_token" in again.text
-        assert other.get(d.url + "/ui/login?token=" + TOKEN).status_code == 303  # the token itself still works
+        # The token itself is never accepted in a URL; the sign-in form POSTs it.
+        assert other.get(d.url + "/ui/login?token=" + TOKEN).status_code == 401
+        r = other.post(d.url + "/ui/login", data={"token": TOKEN})
+        assert r.status_code == 303 and "memlane_ui=" in r.headers["set-cookie"]
+        assert other.post(d.url + "/ui/login", data={"token": TOKEN + "x"}).status_code == 401
 
 
 def test_forged_or_expired_cookie_is_refused() -> None:

@@ -1,18 +1,15 @@
 """store/derived.py owns every derived row: regressions for the three drifts of 0.1.0.
 
-Each test lowers the coarse threshold so that the vector lane takes the sign-bit pass (chunk_vec_bit
-+ chunk_vec_f32), the path the drifted copies of the fan-out had left behind.
+Each test lowers the size threshold so that the vector lane takes the approximate index (store/ann.py,
+built from chunk_vec_f32 and fed by derived's notes), the path a drifted copy of the fan-out would miss.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import maintenance
 import portable
-import search_index as si
 import validate
 from memory import Memory
 
@@ -20,16 +17,11 @@ FACTS = ("爱丽丝去年搬到了柏林，在一家软件公司工作。", "Bob
          "The staging server ran out of memory on Friday.")
 
 
-@pytest.fixture
-def coarse(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(si, "COARSE_MIN_CHUNKS", 1)  # every namespace takes the coarse pass
-
-
 def _ids(res: dict) -> list[str]:
     return [h["chunk_id"] for h in res["hits"]]
 
 
-def test_an_imported_memory_has_every_derived_row(tmp_path: Path, cfg, e5, coarse) -> None:
+def test_an_imported_memory_has_every_derived_row(tmp_path: Path, cfg, e5, ann_index) -> None:
     with Memory(tmp_path / "a.db", config=cfg, embedder=e5) as a:
         ids = [a.remember(f, namespace="n")["chunk_id"] for f in FACTS]
         assert a.flush(60)
@@ -39,15 +31,17 @@ def test_an_imported_memory_has_every_derived_row(tmp_path: Path, cfg, e5, coars
         assert rep.vectors == 3 and rep.queued == 0 and not rep.errors
         # A two-character Chinese word is found through the bigram index (chunks_bi).
         assert ids[0] in _ids(b.recall("柏林", namespace="n", lanes=["meta"]))
-        # The coarse vector pass reads chunk_vec_bit: imported vectors are there too.
+        # The approximate index is built from chunk_vec_f32: imported vectors are there too.
+        ann_index(b, "n")
         hits = _ids(b.recall("What does Bob drink in the morning?", namespace="n", lanes=["vector"]))
         assert hits and hits[0] == ids[1]
         assert not maintenance.check_vectors(b.store.reader()).problems
 
 
-def test_rename_moves_the_bit_index_and_leaks_nothing(mem: Memory, coarse) -> None:
+def test_rename_moves_the_index_and_leaks_nothing(mem: Memory, ann_index) -> None:
     moved = [mem.remember(f, namespace="A")["chunk_id"] for f in FACTS]
     assert mem.flush(60)
+    ann_index(mem, "A")
     mem.rename_namespace("A", "B")
     fresh = mem.remember("Carol keeps her bicycle in the garage.", namespace="A")["chunk_id"]
     assert mem.flush(60)
@@ -55,22 +49,25 @@ def test_rename_moves_the_bit_index_and_leaks_nothing(mem: Memory, coarse) -> No
     assert from_a == [fresh]  # nothing of B is found from the new A
     from_b = _ids(mem.recall("What does Bob drink in the morning?", namespace="B", lanes=["vector"]))
     assert from_b and from_b[0] == moved[1] and set(from_b) <= set(moved)
-    bits = mem.store.reader().execute("select namespace, count(*) from chunk_vec_bit group by 1 order by 1").fetchall()
-    assert bits == [("A", 1), ("B", 3)]
+    vecs = mem.store.reader().execute("select namespace, count(*) from chunk_vec group by 1 order by 1").fetchall()
+    assert vecs == [("A", 1), ("B", 3)]
+    assert mem.store.ann.get("A").search(mem.query_vector("Carol"), 10)[0][0] not in \
+        {r[0] for r in mem.store.reader().execute("select seq from chunks where namespace = 'B'")}
 
 
-def test_repair_fixes_liveness_in_the_bit_index(mem: Memory, coarse) -> None:
+def test_repair_fixes_liveness_and_the_index_follows(mem: Memory, ann_index) -> None:
     ids = [mem.remember(f, namespace="n")["chunk_id"] for f in FACTS]
     assert mem.flush(60)
+    ann_index(mem, "n")
     mem.forget(ids[1], namespace="n")
     seq = mem.store.reader().execute("select seq from chunks where id = ?", (ids[1],)).fetchone()[0]
-    with mem.store.atomic() as db:  # the drift: the coarse index still calls the forgotten memory live
-        db.execute("update chunk_vec_bit set live = 1 where rowid = ?", (seq,))
+    with mem.store.atomic() as db:  # the drift: the exact index still calls the forgotten memory live
+        db.execute("update chunk_vec set live = 1 where rowid = ?", (seq,))
     rep = maintenance.check_vectors(mem.store.reader())
     assert rep.wrong_live == [seq]
     with mem.store.atomic() as db:
         done = maintenance.repair_vectors(db, maintenance.check_vectors(db), validate.now_iso())
     assert done["relived"] == 1
-    assert mem.store.reader().execute("select live from chunk_vec_bit where rowid = ?", (seq,)).fetchone() == (0,)
+    assert mem.store.reader().execute("select live from chunk_vec where rowid = ?", (seq,)).fetchone() == (0,)
     assert ids[1] not in _ids(mem.recall("What does Bob drink in the morning?", namespace="n", lanes=["vector"]))
     assert not maintenance.check_vectors(mem.store.reader()).problems

@@ -313,7 +313,7 @@ def test_pre_commit_without_linters_says_so_and_lets_the_commit_through(repo: Re
     ("tests/test_x.py", False), ("api/tests/test_c.py", False), ("scripts/test_x.py", False),
     ("conftest.py", False), ("docs/x.py", False), (".githooks/x.sh", False), ("dashboard/app.py", False),
     ("cli.py", True), ("commands/backup.py", True), ("commands/tests/test_x.py", False), ("memlane", True),
-    ("scripts/memlane", False), ("Makefile", False),
+    ("scripts/memlane", False), ("Makefile", False), ("store/sqlite.py", True), ("recall/lanes.py", True),
 ])
 def test_is_syncable(path: str, expected: bool) -> None:
     assert sync_live.is_syncable(path) is expected

@@ -12,6 +12,8 @@ import pytest
 from errors import Conflict, InvalidArgument, NotFound, TooLarge
 from memory import Memory
 
+pytestmark = pytest.mark.engine_neutral
+
 
 def recall_ids(mem: Memory, query: str, **kw) -> list[str]:
     return [h["chunk_id"] for h in mem.recall(query, **kw)["hits"]]
@@ -96,7 +98,7 @@ def test_fusion_is_rrf_and_sorted(mem):
         assert h["score"] == pytest.approx(expected, abs=1e-6)
     # Hits come in the order of final_score: the RRF score after the predicate-aware reranker.
     assert [h["final_score"] for h in hits] == sorted((h["final_score"] for h in hits), reverse=True)
-    with_rerank_off = Memory(mem.path, config=dataclasses.replace(mem.config, rerank=False, supersession=False),
+    with_rerank_off = Memory(mem.target, config=dataclasses.replace(mem.config, rerank=False, supersession=False),
                              embedder=mem.embedder, start_worker=False)
     try:
         plain = with_rerank_off.recall("Bob tea morning", top_k=5)["hits"]
@@ -230,8 +232,8 @@ def test_english_recall(mem, query):
     assert target in recall_ids(mem, query, top_k=3)
 
 
-def test_lexical_lanes_find_a_memory_before_its_vector_exists(tmp_path, cfg, e5):
-    m = Memory(tmp_path / "m.db", config=cfg, embedder=e5, start_worker=False)
+def test_lexical_lanes_find_a_memory_before_its_vector_exists(db_target, cfg, e5):
+    m = Memory(db_target, config=cfg, embedder=e5, start_worker=False)
     try:
         cid = m.remember("The vault combination changed to 4-8-15.")["chunk_id"]
         assert m.stats()["pending_embeddings"] == 1
@@ -259,7 +261,7 @@ def test_recall_log_and_lane_overlap(mem):
     total_wall = total_lanes = 0.0
     for lanes_json, wall, details in rows:
         lanes = json.loads(lanes_json)
-        assert set(lanes) == {"vector", "graph", "meta", "entity"}
+        assert set(lanes) == {"vector", "graph", "meta", "entity"}  # the context list is merged into vector
         total_lanes += sum(x["ms"] for x in lanes.values())
         total_wall += wall
         top = json.loads(details)

@@ -121,3 +121,68 @@ def test_recall_log_never_holds_a_detected_secret(tmp_path: Path, e5) -> None:
         assert rows and all(key not in q and "13812345678" not in q for q, _ in rows)
         assert "[redacted:api_key]" in rows[0][0]
         assert json.loads(rows[0][1]) is not None
+
+
+GHP_LONG = "ghp_" + "Zx9" * 15  # 49 characters after the prefix: longer than the detector's 36
+BEARER = "Authorization: Bearer eyJ0eXAiOiJhY2Nlc3MiLCJhbGciOi.Jzd6WkO4mNq-abc_def~123"
+PHONES = ["+1 415-555-0132", "(415) 555-0132", "+49 30 12345678", "010-62345678", "13812345678"]
+
+
+def test_scrub_leaves_no_token_tail_no_bearer_and_no_phone_number() -> None:
+    text = f"why does {GHP_LONG} fail with {BEARER} when I call " + " or ".join(PHONES) + " today?"
+    out = pii.scrub(text)
+    assert "Zx9" not in out and "ghp_" not in out
+    assert "eyJ0eXAi" not in out and "Jzd6WkO4mNq" not in out and "abc_def" not in out
+    for phone in PHONES:
+        assert phone not in out and phone[-4:] not in out, (phone, out)
+    assert out.startswith("why does [redacted:api_key] fail with Authorization: Bearer [redacted:bearer_token]")
+    assert out.endswith(" today?")
+
+
+def test_a_fixed_length_key_pattern_takes_the_whole_token() -> None:
+    f = pii.scan(f"token {GHP_LONG}.")
+    assert [x.kind for x in f] == ["api_key"] and f"token {GHP_LONG}."[f[0].start:f[0].end] == GHP_LONG
+
+
+FIELDS = {
+    "source": "from sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "tags": ["work", "mail bob@example.com"],
+    "metadata": {"auth": {"header": BEARER}, "n": 3, "ok": True, "list": ["x", SAMPLES["card_number"][0]],
+                 GHP_LONG: "a secret used as a key"},
+    "entities": ["Alice", {"name": "13812345678", "kind": "person", "aliases": ["al", JWT]}],
+    "object": SAMPLES["cn_id"][0],
+}
+
+
+def test_apply_fields_warn_keeps_values_and_names_every_field() -> None:
+    cleaned, warnings = pii.apply_fields(FIELDS, "warn")
+    assert cleaned == FIELDS
+    text = "\n".join(warnings)
+    for where in ("source", "tags[1]", "metadata.auth.header", "metadata.list[1]", "metadata",
+                  "entities[1].name", "entities[1].aliases[1]", "object"):
+        assert where in text, where
+    assert "bob@example.com" not in text and GHP_LONG not in text and "4111" not in text
+
+
+def test_apply_fields_redact_walks_lists_and_dicts() -> None:
+    cleaned, warnings = pii.apply_fields(FIELDS, "redact")
+    flat = json.dumps(cleaned)
+    for secret in ("sk-ant", "bob@example.com", "eyJ0eXAi", "4111 1111", GHP_LONG, "13812345678", JWT,
+                   SAMPLES["cn_id"][0]):
+        assert secret not in flat, secret
+    assert cleaned["tags"][0] == "work" and cleaned["metadata"]["n"] == 3 and cleaned["metadata"]["ok"] is True
+    assert cleaned["entities"][1]["kind"] == "person" and cleaned["entities"][1]["aliases"][0] == "al"
+    assert "[redacted:api_key]" in cleaned["metadata"]  # the key itself
+    assert {w.split("]")[0] for w in warnings} >= {"[pii:api_key", "[pii:email", "[pii:bearer_token", "[pii:jwt"}
+
+
+@pytest.mark.parametrize("name", sorted(FIELDS))
+def test_apply_fields_reject_names_the_field_never_the_value(name: str) -> None:
+    with pytest.raises(InvalidArgument) as exc:
+        pii.apply_fields({"source": "chat", name: FIELDS[name]}, "reject")
+    for lang in ("en", "zh"):
+        text = exc.value.render(lang)
+        assert text.startswith("[invalid_argument]") and name in text
+        assert GHP_LONG not in text and "bob@" not in text and "13812345678" not in text and "sk-ant" not in text
+    assert pii.apply_fields({"source": "chat", "tags": ["a", "b"], "metadata": {"k": [1, "v"]}}, "reject") == (
+        {"source": "chat", "tags": ["a", "b"], "metadata": {"k": [1, "v"]}}, [])

@@ -5,10 +5,10 @@ from __future__ import annotations
 import crosslingual as xl
 import entity_resolve as er
 import facts
-from recall import fusion
 import query_plan as qp
 import rerank as rr
 import supersession as sup
+from recall import fusion
 
 # ---------------------------------------------------------------- query understanding
 

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_util import INPUT_ERROR_CODES, LONG, Outcome, SyncSession, health
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.e2e, pytest.mark.engine_neutral, pytest.mark.timeout(1800)]
 
 EXAMPLES = 20_000 if LONG else 2_000
 TOOLS: dict[str, list[str]] = {
@@ -155,8 +155,8 @@ def tool_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    with running_daemon(tmp_path_factory.mktemp("hostile")) as d:
+def daemon(tmp_path_factory: pytest.TempPathFactory, engine_env: Any) -> Iterator[Daemon]:
+    with running_daemon(tmp_path_factory.mktemp("hostile"), env=engine_env()) as d:
         yield d
     assert d.returncode == 0, d.output()
 

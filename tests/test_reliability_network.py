@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import daemon_util
 import httpx
@@ -20,7 +21,7 @@ from reliability_util import LONG, SyncSession, health, proc_counts
 
 import i18n_messages
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.e2e, pytest.mark.engine_neutral, pytest.mark.timeout(900)]
 
 TOKEN = "rel-test-token-4f9c"
 CYCLES = 5000 if LONG else 1000
@@ -30,8 +31,8 @@ MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, 
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    with running_daemon(tmp_path_factory.mktemp("net"), token=TOKEN) as d:
+def daemon(tmp_path_factory: pytest.TempPathFactory, engine_env: Any) -> Iterator[Daemon]:
+    with running_daemon(tmp_path_factory.mktemp("net"), token=TOKEN, env=engine_env()) as d:
         yield d
     assert d.returncode == 0, d.output()
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from daemon_util import Daemon, mcp_session, running_daemon
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.engine_neutral]
 
 TRANSPORTS = ("sse", "http")
 TOOLS = {"memory_remember", "memory_recall", "memory_relate", "memory_forget", "memory_update", "memory_history",
@@ -27,8 +27,8 @@ ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$")
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    with running_daemon(tmp_path_factory.mktemp("e2e")) as d:
+def daemon(tmp_path_factory: pytest.TempPathFactory, engine_env: Any) -> Iterator[Daemon]:
+    with running_daemon(tmp_path_factory.mktemp("e2e"), env=engine_env()) as d:
         yield d
     assert d.returncode == 0, d.output()
 
@@ -66,7 +66,11 @@ def test_health_shape(daemon: Daemon) -> None:
     assert set(body) == {"status", "version", "uptime_s", "db_path", "schema_version", "embedder",
                          "pending_embeddings"}
     assert body["status"] == "ok"
-    assert body["db_path"] == str(daemon.db_path)
+    assert body["db_path"] == daemon.db_label
+    if daemon.db_url:  # PostgreSQL: the URL's password never shows
+        from urllib.parse import urlsplit
+
+        assert urlsplit(daemon.db_url).password not in json.dumps(body) and ":***@" in body["db_path"]
     assert set(body["embedder"]) == {"model", "dim"} and body["embedder"]["dim"] > 0
     assert isinstance(body["pending_embeddings"], int) and body["uptime_s"] >= 0
 

@@ -95,5 +95,6 @@ def test_tool_calls_run_on_the_daemons_fixed_thread_pool(mem: Memory, monkeypatc
 
     asyncio.run(many())
     server.close()
-    assert len(seen) == 40 and all(name.startswith("memlane-call") for name in seen)
-    assert len(set(seen)) <= mcp_server.CALL_THREADS
+    # memory_stats is a light call: it runs on the light pool, so slow searches cannot starve it.
+    assert len(seen) == 40 and all(name.startswith("memlane-light") for name in seen)
+    assert len(set(seen)) <= mcp_server.LIGHT_THREADS

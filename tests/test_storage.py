@@ -209,24 +209,28 @@ def test_fastembed_backend_with_a_packaged_model(tmp_path):
         assert m.stats()["embedder"] == {"model": "local/all-MiniLM-L6-v2", "dim": 384}
 
 
-def test_version_2_normalises_old_hashes_and_predicates(tmp_path):
-    """A version 1 database: its content hashes and predicate spellings get the version 2 keys."""
+def test_version_4_normalises_old_hashes_and_predicates(tmp_path):
+    """A version 3 database: its content hashes and predicate spellings get the version 4 keys, and two
+    live edges that now share one spelling become one (the higher confidence kept)."""
     import hashlib
 
     from store.sqlite_db import MIGRATIONS
     from store.util import content_hash
 
-    conn = connect(tmp_path / "v1.db")
-    MIGRATIONS[0](conn, 384)
-    conn.execute("pragma user_version = 1")
+    conn = connect(tmp_path / "v3.db")
+    for step in MIGRATIONS[:3]:
+        step(conn, 384)
+    conn.execute("pragma user_version = 3")
     old_hash = hashlib.sha256(b"Buy at 1650.").hexdigest()  # version 1 hashed the text as written
     conn.execute("insert into chunks(id, namespace, content, content_hash, tags, metadata, lang, created_at, "
                  "valid_from) values ('m_1', 'n', 'Buy at 1650.', ?, '[]', '{}', 'en', 't', 't')", (old_hash,))
     for eid in ("e_1", "e_2"):
         conn.execute("insert into entities(id, namespace, name, norm, kind, created_at) "
                      "values (?, 'n', ?, ?, 'person', 't')", (eid, eid, eid))
-    conn.execute("insert into relations(id, namespace, subject_id, predicate, object_id, confidence, created_at, "
-                 "valid_from) values ('r_1', 'n', 'e_1', 'Works At', 'e_2', 1, 't', 't')")
-    assert migrate(conn, 384) == [2]
+    for rid, pred, conf, at in (("r_1", "Works At", 0.5, "t1"), ("r_2", "works_at", 0.9, "t2")):
+        conn.execute("insert into relations(id, namespace, subject_id, predicate, object_id, confidence, created_at, "
+                     "valid_from) values (?, 'n', 'e_1', ?, 'e_2', ?, ?, ?)", (rid, pred, conf, at, at))
+    assert migrate(conn, 384) == [4]
     assert conn.execute("select content_hash from chunks").fetchone()[0] == content_hash("buy at 1650")
-    assert conn.execute("select predicate from relations").fetchone()[0] == "works_at"
+    rows = conn.execute("select id, predicate, confidence, valid_until from relations order by id").fetchall()
+    assert rows == [("r_1", "works_at", 0.9, None), ("r_2", "works_at", 0.9, "t2")]

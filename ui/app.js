@@ -26,6 +26,7 @@
       "mem.from_to": "{from} → {to}", "mem.now": "now", "mem.is_closed": "This version is closed.",
       "mem.go_current": "Open the current version", "mem.evidence": "evidence",
       "mem.versions_more": "showing the newest {shown} of {total} versions",
+      "mem.thread": "In its thread", "mem.thread_id": "thread {id}",
       "k.source": "source", "k.importance": "importance", "k.tags": "tags", "k.kind": "kind", "k.lang": "language",
       "k.created_at": "created", "k.valid_from": "valid from", "k.valid_until": "valid until", "k.id": "id",
       "k.embedding": "embedding", "k.namespace": "namespace", "k.previous_id": "previous version",
@@ -71,6 +72,7 @@
       "mem.from_to": "{from} → {to}", "mem.now": "至今", "mem.is_closed": "此版本已关闭。",
       "mem.go_current": "打开当前版本", "mem.evidence": "证据",
       "mem.versions_more": "显示最新的 {shown} 个版本，共 {total} 个",
+      "mem.thread": "所在线程", "mem.thread_id": "线程 {id}",
       "k.source": "来源", "k.importance": "重要性", "k.tags": "标签", "k.kind": "类型", "k.lang": "语言",
       "k.created_at": "创建时间", "k.valid_from": "生效时间", "k.valid_until": "失效时间", "k.id": "id",
       "k.embedding": "向量", "k.namespace": "命名空间", "k.previous_id": "上一版本",
@@ -122,6 +124,7 @@
       if (v === null || v === undefined || v === false) return;
       if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
       else if (k === "text") e.textContent = v;
+      else if (k === "style") e.style.cssText = v;  // CSSOM, which the strict CSP allows (a style attribute it refuses)
       else e.setAttribute(k, v === true ? "" : v);
     });
     kids.flat().forEach(c => { if (c !== null && c !== undefined && c !== false) e.append(c.nodeType ? c : String(c)); });
@@ -324,6 +327,13 @@
       } })),
     ] : [h("p", { class: "muted", id: "closed-note" }, t("mem.is_closed"), " ",
       d.current_id && d.current_id !== id ? h("a", { href: memLink(d.current_id), text: t("mem.go_current") }) : null)];
+    // The memory in its thread: neighbours before and after it, nearest next to it.
+    const th = d.thread;
+    const threadBox = th ? h("div", { id: "thread" }, h("h2", { text: t("mem.thread") }),
+      h("p", { class: "muted", text: t("mem.thread_id", { id: th.id }) }),
+      h("ol", { class: "thread" }, [...(th.before || []).slice().reverse(), { chunk_id: id, content: m.content, self: true },
+        ...(th.after || [])].map(n => h("li", { class: n.self ? "current" : "" },
+        n.self ? h("span", { text: n.content }) : h("a", { href: memLink(n.chunk_id), text: n.content }))))) : null;
     const rel = d.relations.length ? h("table", {}, h("tr", {}, ["graph.subject", "graph.predicate", "graph.object", "graph.confidence", "k.valid_from"].map(k => h("th", { text: t(k) }))),
       d.relations.map(r => h("tr", { class: r.valid_until ? "closed" : "" }, h("td", {}, h("a", { href: graphLink(r.subject), text: r.subject })),
         h("td", {}, r.predicate, r.evidence ? h("span", { class: "chip", text: t("mem.evidence") }) : null),
@@ -338,6 +348,7 @@
         h("div", {}, h("h2", { text: t("mem.entities") }), h("div", {}, chipList(d.entities.map(e => e.name), "entity", graphLink)),
           h("h2", { text: t("mem.facts") }),
           d.facts.length ? h("ul", {}, d.facts.map(f => h("li", { class: f.valid_until ? "closed" : "", text: f.content }))) : h("p", { class: "muted", text: t("mem.no_facts") }))),
+      threadBox,
       h("h2", { text: t("mem.relations") }), rel,
       h("h2", { text: t("mem.versions") }),
       d.versions_total > d.versions.length ? h("p", { class: "muted", text: t("mem.versions_more", { shown: d.versions.length, total: d.versions_total }) }) : null,

@@ -1,0 +1,361 @@
+"""PostgreSQL connections and schema: one connection pool (psycopg-pool) whose connections have
+pgvector's types registered, the append-only migrations keyed by the `memlane_schema` table, and the
+translation of driver errors into memlane's typed errors (the URL's password never in them).
+
+memlane's SQL is written in one placeholder style for both engines (`?`, sqlite3's qmark); `Handle`
+turns it into psycopg's `%s` once per distinct statement, so tools, the dashboard listings, the
+portable format and tests run the same plain SQL on either engine.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from errors import MemlaneError, Unavailable
+from store.util import redact_text, redact_url
+
+MIN_PGVECTOR = (0, 8, 0)  # iterative index scans (hnsw.iterative_scan) keep filtered recall
+LOCK_TIMEOUT_S = 10  # the SQLite busy timeout's equivalent: a write waits this long for a row lock
+TS_CONFIG = "memlane_en"  # English stemming without a stop-word list, as FTS5's porter tokenizer
+
+# ---------------------------------------------------------------- one placeholder style
+
+_QUOTED = re.compile(r"('(?:[^']|'')*')")
+
+
+@functools.lru_cache(maxsize=2048)
+def qmark(sql: str) -> str:
+    """`?` placeholders as psycopg's `%s` (outside string literals); a literal `%` doubled."""
+    parts = _QUOTED.split(sql)
+    for i in range(0, len(parts), 2):  # even parts are outside quotes
+        parts[i] = parts[i].replace("%", "%%").replace("?", "%s")
+    for i in range(1, len(parts), 2):
+        parts[i] = parts[i].replace("%", "%%")
+    return "".join(parts)
+
+
+class Handle:
+    """A psycopg connection that takes memlane's `?` SQL: what `atomic()` yields on PostgreSQL."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        cur = self.conn.cursor()
+        cur.execute(qmark(sql), tuple(args))
+        return cur
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any:
+        cur = self.conn.cursor()
+        rows = [tuple(r) for r in rows]
+        if rows:
+            cur.executemany(qmark(sql), rows)
+        return cur
+
+    def cursor(self) -> Handle:
+        return self
+
+    def columns(self, table: str) -> list[str]:
+        """A table's columns in definition order (portable.py exports by name; SQLite's pragma table_info)."""
+        return [r[0] for r in self.execute(
+            "select column_name from information_schema.columns where table_schema = current_schema() "
+            "and table_name = ? order by ordinal_position", (table,))]
+
+    def vector_bytes(self, seq: int) -> bytes | None:
+        """A chunk's vector as float32 bytes (the portable format's), or None."""
+        row = self.execute("select embedding from chunk_vec where seq = ?", (seq,)).fetchone()
+        if row is None:
+            return None
+        vec = row[0].to_numpy() if hasattr(row[0], "to_numpy") else row[0]
+        return np.asarray(vec, dtype=np.float32).tobytes()
+
+
+class Rows:
+    """A finished statement's rows, read in full before its pooled connection went back."""
+
+    def __init__(self, rows: list[tuple[Any, ...]], rowcount: int) -> None:
+        self._rows = rows
+        self.rowcount = rowcount
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return list(self._rows)
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return iter(self._rows)
+
+
+class Reader:
+    """What `store.reader()` returns on PostgreSQL: each statement borrows a pooled connection
+    (autocommit) and returns its rows (tools and tests; the store's own reads borrow directly)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Rows:
+        with self._store.connection() as db:
+            cur = db.execute(sql, args)
+            rows = cur.fetchall() if cur.description else []
+            return Rows(rows, cur.rowcount)
+
+    def cursor(self) -> Reader:
+        return self
+
+    def columns(self, table: str) -> list[str]:
+        with self._store.connection() as db:
+            return db.columns(table)
+
+    def vector_bytes(self, seq: int) -> bytes | None:
+        with self._store.connection() as db:
+            return db.vector_bytes(seq)
+
+
+# ---------------------------------------------------------------- errors
+
+
+def db_error(exc: Exception, url: str) -> MemlaneError:
+    """A psycopg error as memlane's typed error, by SQLSTATE; the URL is shown redacted."""
+    import psycopg.errors as pe
+
+    detail = redact_text(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, url)
+    if isinstance(exc, (pe.DiskFull, pe.OutOfMemory)):
+        return Unavailable("db.full")
+    if isinstance(exc, (pe.LockNotAvailable, pe.DeadlockDetected, pe.SerializationFailure, pe.QueryCanceled)):
+        return Unavailable("db.busy", seconds=LOCK_TIMEOUT_S)
+    if isinstance(exc, pe.ReadOnlySqlTransaction):
+        return Unavailable("db.readonly", path=redact_url(url))
+    return Unavailable("db.open", path=redact_url(url), detail=detail)
+
+
+# ---------------------------------------------------------------- pool
+
+
+def open_pool(url: str, *, max_size: int = 8) -> Any:
+    """A psycopg-pool ConnectionPool (autocommit connections, pgvector types registered, lock and
+    statement timeouts set). The schema must exist first: register_vector looks the type up."""
+    from pgvector.psycopg import register_vector
+    from psycopg_pool import ConnectionPool
+
+    def configure(conn: Any) -> None:
+        register_vector(conn)
+        conn.execute("select set_config('lock_timeout', %s, false)", (f"{LOCK_TIMEOUT_S}s",))
+
+    pool = ConnectionPool(url, min_size=1, max_size=max_size, kwargs={"autocommit": True}, configure=configure,
+                          check=ConnectionPool.check_connection, open=False, name="memlane")
+    try:
+        pool.open(wait=True, timeout=30)
+    except Exception as exc:
+        pool.close()
+        raise db_error(exc, url) from exc
+    return pool
+
+
+def connect_once(url: str) -> Any:
+    """One autocommit connection (for migrations, before the pool exists)."""
+    import psycopg
+
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=30)
+    except psycopg.Error as exc:
+        raise db_error(exc, url) from None  # `from None`: the driver's own text may carry the URL
+
+
+# ---------------------------------------------------------------- migrations
+
+_T = 'text collate "C"'  # byte order, as SQLite's BINARY: keyset pages and exports sort the same on both
+
+
+def _baseline(dim: int) -> list[str]:
+    """Version 1: the tables of schema.sql, with PostgreSQL's own derived rows (store/pg_derived.py)."""
+    d = int(dim)
+    return [
+        "create extension if not exists vector",
+        "create extension if not exists pg_trgm",
+        f"create text search dictionary {TS_CONFIG}_stem (template = snowball, language = english)",
+        f"create text search configuration {TS_CONFIG} (copy = simple)",
+        f"alter text search configuration {TS_CONFIG} alter mapping for asciiword, word, numword, asciihword, hword, "
+        f"numhword, hword_asciipart, hword_part, hword_numpart with {TS_CONFIG}_stem",
+        f"create table meta (key {_T} primary key, value text not null)",
+        f"""create table chunks (
+            seq bigint generated by default as identity primary key,
+            id {_T} not null unique,
+            namespace {_T} not null,
+            content text not null,
+            content_hash {_T} not null,
+            source {_T},
+            importance double precision not null default 0.5,
+            tags text not null default '[]',
+            metadata text not null default '{{}}',
+            lang {_T} not null default 'en',
+            kind {_T} not null default 'memory',
+            parent_id {_T} references chunks(id),
+            created_at {_T} not null,
+            valid_from {_T} not null,
+            valid_until {_T},
+            previous_id {_T} references chunks(id),
+            superseded_by {_T} references chunks(id),
+            forgotten_reason text)""",
+        "create index chunks_ns_live on chunks(namespace, valid_until)",
+        "create index chunks_hash on chunks(namespace, content_hash) where valid_until is null",
+        "create index chunks_previous on chunks(previous_id)",
+        "create index chunks_parent on chunks(parent_id)",
+        "create index chunks_ns_created on chunks(namespace, created_at)",
+        # Substrings of 3+ characters (Chinese words inside unsegmented text), as SQLite's trigram FTS.
+        "create index chunks_content_trgm on chunks using gin (content gin_trgm_ops)",
+        # Full text: stemmed words; jieba's words of the CJK runs; every adjacent CJK pair (2-character words).
+        """create table chunk_text (
+            seq bigint primary key references chunks(seq),
+            latin tsvector not null,
+            cjk tsvector not null,
+            bigrams tsvector not null)""",
+        "create index chunk_text_latin on chunk_text using gin (latin)",
+        "create index chunk_text_cjk on chunk_text using gin (cjk)",
+        "create index chunk_text_bigrams on chunk_text using gin (bigrams)",
+        f"""create table entities (
+            id {_T} primary key,
+            namespace {_T} not null,
+            name text not null,
+            norm {_T} not null,
+            kind {_T} not null default 'concept',
+            created_at {_T} not null,
+            unique (namespace, norm))""",
+        f"""create table entity_aliases (
+            namespace {_T} not null,
+            norm {_T} not null,
+            alias text not null,
+            entity_id {_T} not null references entities(id),
+            primary key (namespace, norm))""",
+        "create index entity_aliases_entity on entity_aliases(entity_id)",
+        f"""create table chunk_entities (
+            chunk_seq bigint not null references chunks(seq),
+            entity_id {_T} not null references entities(id),
+            primary key (chunk_seq, entity_id))""",
+        "create index chunk_entities_entity on chunk_entities(entity_id, chunk_seq)",
+        f"""create table relations (
+            id {_T} primary key,
+            namespace {_T} not null,
+            subject_id {_T} not null references entities(id),
+            predicate {_T} not null,
+            object_id {_T} not null references entities(id),
+            confidence double precision not null default 1.0,
+            chunk_id {_T} references chunks(id),
+            created_at {_T} not null,
+            valid_from {_T} not null,
+            valid_until {_T},
+            forgotten_reason text)""",
+        "create index relations_subject on relations(subject_id, valid_until)",
+        "create index relations_object on relations(object_id, valid_until)",
+        "create index relations_chunk on relations(chunk_id)",
+        "create index relations_ns on relations(namespace, valid_until)",
+        # One live edge per (subject, predicate, object): two daemons upserting it meet here.
+        "create unique index relations_live_edge on relations(namespace, subject_id, predicate, object_id) "
+        "where valid_until is null",
+        # One vector per chunk version; HNSW (cosine) for large namespaces, exact scans for small ones.
+        f"""create table chunk_vec (
+            seq bigint primary key references chunks(seq),
+            namespace {_T} not null,
+            live boolean not null,
+            lang {_T} not null,
+            embedding vector({d}) not null,
+            written_by text)""",
+        "create index chunk_vec_ns on chunk_vec(namespace, live)",
+        "create index chunk_vec_hnsw on chunk_vec using hnsw (embedding vector_cosine_ops)",
+        # The queue is shared by every daemon: a claim (claimed_by, claimed_at) is a lease; a daemon that
+        # dies leaves its rows to the others once the lease has expired.
+        f"""create table embed_queue (
+            chunk_seq bigint primary key references chunks(seq),
+            enqueued_at {_T} not null,
+            attempts integer not null default 0,
+            last_error text,
+            claimed_by text,
+            claimed_at timestamptz)""",
+        "create index embed_queue_order on embed_queue(attempts, chunk_seq)",
+        f"""create table recall_log (
+            id bigint generated by default as identity primary key,
+            namespace {_T} not null,
+            query text not null,
+            created_at {_T} not null,
+            took_ms double precision not null,
+            lanes_json text not null,
+            lane_wall_ms double precision,
+            hit_count integer not null,
+            skipped text,
+            recall_details_json text not null)""",
+        "create index recall_log_created on recall_log(created_at)",
+    ]
+
+
+def _threads(dim: int) -> list[str]:
+    """Version 2: a memory's thread (issue 17), as SQLite's migration 2 adds it. Context vectors and
+    grounded dates are not kept on PostgreSQL yet (store/pg_derived.py says so)."""
+    return [
+        "alter table chunks add column thread text",
+        "alter table chunks add column thread_pos bigint",
+        "alter table chunks add column thread_by text",
+        "create index chunks_thread on chunks(namespace, thread, thread_pos)",
+    ]
+
+
+# Append-only. Each entry runs once, in its own transaction with its version bump.
+MIGRATIONS = [_baseline, _threads]
+SCHEMA_VERSION = len(MIGRATIONS)
+VERSION_TABLE = "memlane_schema"
+MIGRATION_LOCK = 0x6D656D6C616E65  # 'memlane': daemons starting together migrate one at a time
+
+
+def check_pgvector(conn: Any, url: str) -> str:
+    """The installed pgvector version, or a typed error naming what to install."""
+    row = conn.execute("select extversion from pg_extension where extname = 'vector'").fetchone()
+    if row is None:
+        avail = conn.execute("select default_version from pg_available_extensions where name = 'vector'").fetchone()
+        if avail is None:
+            raise Unavailable("pg.no_vector", url=redact_url(url))
+        return str(avail[0])
+    return str(row[0])
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
+
+
+def migrate(url: str, dim: int) -> list[int]:
+    """Bring the schema to SCHEMA_VERSION; returns the versions applied. Safe with daemons starting together."""
+    import psycopg
+
+    conn = connect_once(url)
+    try:
+        version = check_pgvector(conn, url)
+        if _version_tuple(version) < MIN_PGVECTOR:
+            raise Unavailable("pg.old_vector", version=version, need=".".join(map(str, MIN_PGVECTOR)))
+        applied = []
+        with conn.transaction():
+            conn.execute("select pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            conn.execute(f"create table if not exists {VERSION_TABLE} (version integer not null)")
+            row = conn.execute(f"select max(version) from {VERSION_TABLE}").fetchone()
+        current = int(row[0] or 0)
+        if current > SCHEMA_VERSION:
+            raise Unavailable("db.newer_schema", found=current, supported=SCHEMA_VERSION)
+        for v in range(current + 1, SCHEMA_VERSION + 1):
+            with conn.transaction():
+                conn.execute("select pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+                (now,) = conn.execute(f"select coalesce(max(version), 0) from {VERSION_TABLE}").fetchone()
+                if now >= v:  # another daemon applied it while we waited
+                    continue
+                for stmt in MIGRATIONS[v - 1](dim):
+                    conn.execute(stmt)
+                conn.execute(f"insert into {VERSION_TABLE}(version) values (%s)", (v,))
+                conn.execute("insert into meta(key, value) values ('schema_version', %s) "
+                             "on conflict (key) do update set value = excluded.value", (str(v),))
+            applied.append(v)
+        return applied
+    except psycopg.Error as exc:
+        raise db_error(exc, url) from None
+    finally:
+        conn.close()

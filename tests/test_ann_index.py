@@ -1,0 +1,158 @@
+"""The approximate vector index (store/ann.py): a derived, rebuildable usearch file beside the database.
+
+Each test lowers the size threshold so that small namespaces take the index; the files, the database
+and sqlite-vec are real, and so is the model (except the recall@10 test, which uses fixed vectors).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import search_index as si
+from memory import Memory
+from store import ann
+from store.protocol import Filter, NewChunk, QueuedChunk
+from store.sqlite import SqliteStore
+
+FACTS = ("爱丽丝去年搬到了柏林，在一家软件公司工作。", "Bob drinks green tea every morning before work.",
+         "The staging server ran out of memory on Friday.")
+BOB = "What does Bob drink in the morning?"
+
+
+def _near(m: Memory, ns: str, text: str) -> tuple[list[str], bool]:
+    got = m.store.nearest(Filter(ns), m.query_vector(text), 10)
+    ids = dict(m.store.reader().execute("select seq, id from chunks").fetchall())
+    return [ids[s] for s, _, _ in got.rows], got.exact
+
+
+def test_index_is_built_when_missing_saved_on_close_and_mapped_again(tmp_path: Path, cfg, e5, ann_index) -> None:
+    path = tmp_path / "memory.db"
+    with Memory(path, config=cfg, embedder=e5) as m:
+        ids = [m.remember(f, namespace="n")["chunk_id"] for f in FACTS]
+        assert m.flush(60)
+        hits, exact = _near(m, "n", BOB)
+        assert exact  # no index yet: searched exactly while it is built
+        ann_index(m, "n")
+        hits, exact = _near(m, "n", BOB)
+        assert not exact and hits[0] == ids[1] and set(hits) == set(ids)
+    assert list((tmp_path / "memory.db.ann").glob("*.usearch"))
+    with Memory(path, config=cfg, embedder=e5) as m:
+        assert m.store.ann.get("n") is not None  # the saved file is fresh: mapped, not rebuilt
+        assert _near(m, "n", BOB) == (hits, False)
+    for p in (tmp_path / "memory.db.ann").iterdir():
+        p.unlink()
+    with Memory(path, config=cfg, embedder=e5) as m:
+        assert m.store.ann.get("n") is None  # missing: rebuilt from chunk_vec_f32
+        ann_index(m, "n")
+        assert _near(m, "n", BOB) == (hits, False)
+
+
+def test_a_stale_file_is_rebuilt(tmp_path: Path, cfg, e5, ann_index) -> None:
+    path = tmp_path / "memory.db"
+    with Memory(path, config=cfg, embedder=e5) as m:
+        ids = [m.remember(f, namespace="n")["chunk_id"] for f in FACTS]
+        assert m.flush(60)
+        ann_index(m, "n")
+    # Another process changes vectors without the daemon: the generation moves on, the file is stale.
+    with Memory(path, config=cfg, embedder=e5, start_worker=False) as m:
+        with m.store.atomic() as db:
+            seq = db.execute("select seq from chunks where id = ?", (ids[1],)).fetchone()[0]
+            db.execute("update chunks set valid_until = '2020-01-01T00:00:00.000000Z' where seq = ?", (seq,))
+            db.execute("update chunk_vec set live = 0 where rowid = ?", (seq,))
+            ann.note(db, "dead", seq)
+        m.store.ann._ready.clear()  # as if the process had died before saving
+        m.store.ann.save()
+    with Memory(path, config=cfg, embedder=e5) as m:
+        assert m.store.ann.get("n") is None
+        ann_index(m, "n")
+        hits, exact = _near(m, "n", BOB)
+        assert not exact and ids[1] not in hits and set(hits) == {ids[0], ids[2]}
+
+
+def test_index_follows_writes_forgets_and_updates(mem: Memory, ann_index) -> None:
+    ids = [mem.remember(f, namespace="n")["chunk_id"] for f in FACTS]
+    assert mem.flush(60)
+    ann_index(mem, "n")
+    new = mem.remember("Dana drinks black coffee every morning.", namespace="n")["chunk_id"]
+    assert mem.flush(60)
+    hits, exact = _near(mem, "n", "What does Dana drink in the morning?")
+    assert not exact and hits[0] == new
+    mem.forget(new, namespace="n")
+    hits, _ = _near(mem, "n", "What does Dana drink in the morning?")
+    assert new not in hits
+    upd = mem.update(ids[1], "Bob drinks oolong tea every morning before work.", namespace="n")["chunk_id"]
+    assert mem.flush(60)
+    hits, exact = _near(mem, "n", BOB)
+    assert not exact and hits[0] == upd and ids[1] not in hits
+    assert mem.store.ann.get("n").changes > 0  # held in the in-memory delta until the next compaction
+
+
+def test_rename_moves_the_index_and_leaks_nothing(mem: Memory, ann_index) -> None:
+    moved = [mem.remember(f, namespace="A")["chunk_id"] for f in FACTS]
+    assert mem.flush(60)
+    ann_index(mem, "A")
+    mem.rename_namespace("A", "B")
+    fresh = mem.remember("Carol keeps her bicycle in the garage.", namespace="A")["chunk_id"]
+    assert mem.flush(60)
+    hits, exact = _near(mem, "A", BOB)
+    assert not exact and hits == [fresh]  # nothing of B is found from the new A
+    ann_index(mem, "B")
+    hits, exact = _near(mem, "B", BOB)
+    assert not exact and hits[0] == moved[1] and set(hits) == set(moved)
+    from_a = [h["chunk_id"] for h in mem.recall(BOB, namespace="A", lanes=["vector"])["hits"]]
+    assert from_a == [fresh]
+
+
+def test_recall_at_10_against_exact_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(7)
+    dim, n = 64, 4000
+    centres = rng.normal(size=(40, dim)).astype(np.float32)
+    vecs = centres[rng.integers(0, 40, n)] + rng.normal(size=(n, dim)).astype(np.float32) * 0.7
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    store = SqliteStore(tmp_path / "v.db", dim, compute_center=lambda: np.zeros(dim, np.float32))
+    try:
+        with store.atomic() as tx:
+            items = []
+            for i in range(n):
+                chunk = NewChunk("v", f"chunk {i}", f"h{i}", None, 0.5, [], {}, "en", "2024-01-01T00:00:00.000000Z",
+                                 "2024-01-01T00:00:00.000000Z")
+                _, seq = store.insert_chunk(tx, chunk)
+                items.append((QueuedChunk(seq, "v", chunk.content, "en"), vecs[i]))
+            store.write_vectors(tx, items, np.zeros(dim, np.float32))
+        queries = vecs[rng.integers(0, n, 50)] + rng.normal(size=(50, dim)).astype(np.float32) * 0.1
+        exact = [store.nearest(Filter("v"), q, 10) for q in queries]
+        assert all(e.exact for e in exact)
+        monkeypatch.setattr(si, "ANN_MIN_CHUNKS", 1)
+        store.ann.get("v")
+        store.ann.wait(120)
+        approx = [store.nearest(Filter("v"), q, 10) for q in queries]
+        assert not any(a.exact for a in approx)
+        recall = np.mean([len({r[0] for r in e.rows} & {r[0] for r in a.rows}) / 10
+                          for e, a in zip(exact, approx, strict=True)])
+        assert recall >= 0.95
+        # The distances are cosine distances on the same scale as the exact scan's.
+        assert abs(exact[0].rows[0][1] - approx[0].rows[0][1]) < 0.01
+    finally:
+        store.close()
+
+
+def test_a_restore_removes_the_index_files_of_the_replaced_database(tmp_path: Path, cfg, e5, ann_index) -> None:
+    import maintenance
+
+    path = tmp_path / "memory.db"
+    with Memory(path, config=cfg, embedder=e5) as m:
+        m.remember(FACTS[1], namespace="n")
+        assert m.flush(60)
+        m.store.vacuum_into(tmp_path / "backup.db")
+        m.remember(FACTS[2], namespace="n")
+        assert m.flush(60)
+        ann_index(m, "n")
+    assert list((tmp_path / "memory.db.ann").glob("*.usearch"))
+    maintenance.restore(tmp_path / "backup.db", path)
+    assert not (tmp_path / "memory.db.ann").exists()
+    with Memory(path, config=cfg, embedder=e5) as m:
+        ann_index(m, "n")  # rebuilt from the restored vectors: the later memory is not there
+        assert len(_near(m, "n", BOB)[0]) == 1

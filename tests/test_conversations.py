@@ -1,0 +1,300 @@
+"""Conversations: the LoCoMo evaluation's calling convention, threads, context vectors, time grounding."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from commands import eval_locomo
+
+SAMPLE: dict[str, Any] = {  # a made-up conversation in LoCoMo's file format (not LoCoMo data)
+    "sample_id": "toy",
+    "conversation": {
+        "speaker_a": "Ann", "speaker_b": "Bo",
+        "session_2_date_time": "3:00 pm on 9 May, 2023",
+        "session_2": [{"speaker": "Bo", "dia_id": "D2:1", "text": "Back again."}],
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I went to the pottery class yesterday."},
+                      {"speaker": "Bo", "dia_id": "D1:2", "text": " "}],
+    },
+    "qa": [],
+}
+
+
+def test_locomo_turns_follow_the_black_box_convention() -> None:
+    turns = eval_locomo.turns_of(SAMPLE)
+    assert [t["dia_id"] for t in turns] == ["D1:1", "D2:1"]  # sessions in order, empty turns dropped
+    first = turns[0]
+    assert first["content"] == "Ann: I went to the pottery class yesterday."
+    assert first["session"] == 1 and first["speaker"] == "Ann"
+    assert first["session_date"] == "1:56 pm on 8 May, 2023"
+    assert first["valid_from"] == "2023-05-08T13:56:00+00:00"
+    assert eval_locomo.SOURCE == "locomo"
+
+
+# ---------------------------------------------------------------- threads
+
+import dataclasses  # noqa: E402
+import json  # noqa: E402
+from datetime import date  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import threads as th  # noqa: E402
+import timeground as tg  # noqa: E402
+from errors import InvalidArgument  # noqa: E402
+from memory import Memory  # noqa: E402
+
+DAY1 = "2023-05-08T13:56:00+00:00"
+DAY2 = "2023-05-20T09:00:00+00:00"
+
+
+def _thread(mem: Memory, cid: str, ns: str = "default") -> str | None:
+    row = mem.store.reader().execute("select thread from chunks where id = ? and namespace = ?", (cid, ns)).fetchone()
+    return row[0] if row else None
+
+
+def test_explicit_thread_is_kept_and_shown_in_history(mem: Memory) -> None:
+    a = mem.remember("Ann: the kiln at the studio broke down.", thread="conv-7")["chunk_id"]
+    b = mem.remember("Bo: then we fire the bowls next week instead.", thread="conv-7")["chunk_id"]
+    c = mem.remember("An unrelated note about the tax office.", thread="other")["chunk_id"]
+    assert _thread(mem, a) == _thread(mem, b) == "conv-7" and _thread(mem, c) == "other"
+    hist = mem.history(b)
+    assert hist["thread"]["id"] == "conv-7"
+    assert hist["thread"]["before"] == [{"chunk_id": a, "content": "Ann: the kiln at the studio broke down."}]
+    assert "after" not in hist["thread"]  # c is in another thread
+    with pytest.raises(InvalidArgument):
+        mem.remember("Reserved prefix must be refused.", thread=th.INFERRED_PREFIX + "x")
+
+
+def test_inferred_threads_by_session_and_time_not_across_sources_or_far_apart(mem: Memory) -> None:
+    s1 = [mem.remember(f"Ann: turn {i} of the first session about pottery.", source="chat",
+                       metadata={"session": 1}, valid_from=DAY1)["chunk_id"] for i in range(3)]
+    s2 = mem.remember("Ann: the second session starts.", source="chat", metadata={"session": 2},
+                      valid_from=DAY1)["chunk_id"]
+    assert len({_thread(mem, c) for c in s1}) == 1
+    assert _thread(mem, s2) != _thread(mem, s1[0])  # another session: another thread
+    # Without sessions: same source and close in time joins; another source or a far-apart date does not.
+    t1 = mem.remember("Bo: we met at the market this morning.", source="talk", valid_from=DAY1)["chunk_id"]
+    t2 = mem.remember("Bo: and bought three pears.", source="talk", valid_from=DAY1)["chunk_id"]
+    t3 = mem.remember("Bo: a commit message about the parser.", source="code", valid_from=DAY1)["chunk_id"]
+    t4 = mem.remember("Bo: the code review went fine.", source="code", valid_from=DAY2)["chunk_id"]
+    assert _thread(mem, t1) == _thread(mem, t2)
+    assert _thread(mem, t3) not in (_thread(mem, t2), None)
+    assert _thread(mem, t4) != _thread(mem, t3)
+    # No source and no session: nothing says two memories belong together.
+    n1 = mem.remember("A note without a source.")["chunk_id"]
+    n2 = mem.remember("Another note without a source.")["chunk_id"]
+    assert _thread(mem, n1) != _thread(mem, n2)
+
+
+def test_thread_rules_pure() -> None:
+    prev = th.Previous("auto:t_1", th.BY_TIME, "chat", None, DAY1, "2023-05-08T14:00:00+00:00")
+    assert th.joins(prev, "chat", None, DAY1, "2023-05-08T14:10:00+00:00")
+    assert not th.joins(prev, "chat", None, DAY1, "2023-05-08T15:00:00+00:00")  # written an hour later
+    assert not th.joins(prev, "mail", None, DAY1, "2023-05-08T14:01:00+00:00")
+    named = th.Previous("conv", th.BY_CLIENT, "chat", None, DAY1, DAY1)
+    assert th.choose(None, named, "chat", None, DAY1, DAY1, "t_2") == ("auto:t_2", th.BY_TIME)
+
+
+# ---------------------------------------------------------------- context vectors
+
+
+def _vecs(mem: Memory, table: str, ids: list[str]) -> dict[str, np.ndarray]:
+    db = mem.store.reader()
+    col = "seq" if table == "chunk_vec_f32" else "rowid"
+    out = {}
+    for cid in ids:
+        row = db.execute(f"select v.embedding from chunks c join {table} v on v.{col} = c.seq where c.id = ?",
+                         (cid,)).fetchone()
+        if row:
+            out[cid] = np.frombuffer(row[0], dtype=np.float32)
+    return out
+
+
+def _window_vec(e5: Any, *texts: str) -> np.ndarray:
+    """What the worker embeds for a window: the turns in thread order, each clipped to its share."""
+    return e5.embed_passages([th.window_text(list(texts), lambda t, n: e5.clip(t, max_tokens=n))])[0]
+
+
+TURNS = ("Ann: did you go anywhere nice?", "Bo: I went to the lake with my sister.", "Ann: how was the water?",
+         "Bo: cold, but we swam anyway.")
+
+
+def test_context_windows_embed_the_text_and_refresh_after_update_and_forget(mem: Memory, e5: Any) -> None:
+    ids = [mem.remember(text, thread="c1")["chunk_id"] for text in TURNS]
+    assert mem.flush()
+    ctx = _vecs(mem, "chunk_ctx_vec", ids)
+    assert set(ctx) == set(ids)
+    assert np.allclose(ctx[ids[1]], _window_vec(e5, *TURNS[:3]), atol=1e-5)
+    assert np.allclose(ctx[ids[0]], _window_vec(e5, *TURNS[:2]), atol=1e-5)  # the first turn: itself + next
+    assert not np.allclose(ctx[ids[1]], _vecs(mem, "chunk_vec_f32", [ids[1]])[ids[1]], atol=1e-3)
+    mem.forget(ids[2])  # ids[1] and ids[3] now neighbour each other: both windows are queued again
+    queued = {r[0] for r in mem.store.reader().execute("select c.id from ctx_queue q join chunks c on c.seq = q.chunk_seq")}
+    assert queued == {ids[1], ids[3]}
+    assert mem.flush()
+    ctx = _vecs(mem, "chunk_ctx_vec", ids)
+    assert np.allclose(ctx[ids[1]], _window_vec(e5, TURNS[0], TURNS[1], TURNS[3]), atol=1e-5)
+    assert np.allclose(ctx[ids[3]], _window_vec(e5, TURNS[1], TURNS[3]), atol=1e-5)
+    live = mem.store.reader().execute("select live from chunk_ctx_vec where rowid = (select seq from chunks "
+                                      "where id = ?)", (ids[2],)).fetchone()
+    assert live == (0,)  # closed with its memory
+    new_text = "Ann: did you go anywhere nice last weekend?"
+    new = mem.update(ids[0], new_text)["chunk_id"]
+    assert mem.flush()
+    assert _thread(mem, new) == "c1"
+    ctx = _vecs(mem, "chunk_ctx_vec", [*ids, new])
+    assert np.allclose(ctx[ids[1]], _window_vec(e5, new_text, TURNS[1], TURNS[3]), atol=1e-5)
+    assert np.allclose(ctx[new], _window_vec(e5, new_text, TURNS[1]), atol=1e-5)  # keeps its place: first
+
+
+class _Counting:
+    """The real model, recording every text it is asked to embed."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.model, self.dim, self.texts = inner, inner.model, inner.dim, []
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.inner.embed_query(text)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return self.inner.embed_passages(texts)
+
+
+def test_context_queue_waits_for_own_vectors_and_resumes_after_restart(tmp_path: Path, cfg: Any, e5: Any) -> None:
+    path = tmp_path / "deferred.db"
+    first = _Counting(e5)
+    with Memory(path, config=cfg, embedder=first, start_worker=False) as m:
+        ids = [m.remember(text, thread="c3")["chunk_id"] for text in TURNS[:3]]
+        m.remember("A note in no thread at all.")
+        assert (m.pending_embeddings(), m.pending_context()) == (4, 3)
+        assert m.embed_pending(max_batches=1) == 4  # the first batch is own vectors only
+        assert (m.pending_embeddings(), m.pending_context()) == (0, 3)
+        assert first.texts[:4] == [*TURNS[:3], "A note in no thread at all."]  # then the centre's probe texts
+        assert not any("\n" in x for x in first.texts)  # no window yet
+        own = _vecs(m, "chunk_vec_f32", ids)
+        assert _vecs(m, "chunk_ctx_vec", ids) == {}
+    again = _Counting(e5)
+    with Memory(path, config=cfg, embedder=again) as m:  # the queue is on disk: the new worker resumes it
+        assert m.flush(timeout=60)
+        assert m.pending_context() == 0
+        assert set(_vecs(m, "chunk_ctx_vec", ids)) == set(ids)
+        assert sorted(again.texts) == sorted([th.window_text(list(TURNS[:2]), lambda t, n: e5.clip(t, max_tokens=n)),
+                                              th.window_text(list(TURNS[:3]), lambda t, n: e5.clip(t, max_tokens=n)),
+                                              th.window_text(list(TURNS[1:3]), lambda t, n: e5.clip(t, max_tokens=n))])
+        after = _vecs(m, "chunk_vec_f32", ids)
+        assert all(after[k].tobytes() == own[k].tobytes() for k in ids)  # no own vector embedded twice
+
+
+def test_window_requeued_while_embedded_is_not_dequeued(tmp_path: Path, cfg: Any, e5: Any) -> None:
+    with Memory(tmp_path / "race.db", config=cfg, embedder=e5, start_worker=False) as m:
+        ids = [m.remember(text, thread="c4")["chunk_id"] for text in TURNS[:3]]
+        m.embed_pending(max_batches=1)
+        read = {seq: (gen, parts) for seq, gen, parts in m.store.context_queued(8)}
+        middle = m.store.chunk_row(None, ids[1], "default")["seq"]
+        assert read[middle][1] == list(TURNS[:3])
+        m.forget(ids[2])  # changes the middle window while its old text is "being embedded"
+        vec = e5.embed_passages([th.window_text(read[middle][1])])[0]
+        with m.store.atomic() as tx:
+            assert m.store.write_contexts(tx, [(middle, read[middle][0], vec)]) == 0
+        assert middle in {seq for seq, _, _ in m.store.context_queued(8)}  # still queued, with its new text
+        assert [parts for seq, _, parts in m.store.context_queued(8) if seq == middle] == [list(TURNS[:2])]
+
+
+def test_window_text_clips_each_turn_to_its_share(e5: Any) -> None:
+    long = "Bo: " + "the lake was very cold that morning, " * 200
+    text = th.window_text(["Ann: short.", long, "Ann: next."], lambda t, n: e5.clip(t, max_tokens=n))
+    lines = text.split("\n")
+    assert lines[0] == "Ann: short." and lines[2] == "Ann: next."
+    assert len(lines[1]) < len(long) and e5.clip(text) == text  # the whole window fits e5's 512 tokens
+    assert th.window_text(["abc", "x" * 1000]) == "abc\n" + "x" * (th.WINDOW_TOKENS // 2 * th.CHARS_PER_TOKEN)
+
+
+def test_context_vectors_move_and_are_remade_by_reembedding(mem: Memory) -> None:
+    from store import derived
+    from validate import now_iso
+
+    ids = [mem.remember(t, thread="c2", namespace="a") for t in ("Ann: the bus was late again.",
+                                                                 "Bo: take the early train tomorrow.")]
+    assert mem.flush()
+    before = _vecs(mem, "chunk_ctx_vec", [r["chunk_id"] for r in ids])
+    mem.rename_namespace("a", "b")
+    db = mem.store.reader()
+    assert db.execute("select count(*) from chunk_ctx_vec where namespace = 'b'").fetchone()[0] == 2
+    with mem.store.atomic() as tx:
+        derived.reset_vectors(tx, mem.embedder.dim, now_iso())
+    assert db.execute("select count(*) from chunk_ctx_vec").fetchone()[0] == 0
+    assert mem.pending_context() == 2  # re-embedding queues the windows again
+    assert mem.flush()
+    after = _vecs(mem, "chunk_ctx_vec", [r["chunk_id"] for r in ids])
+    assert set(after) == set(before)
+    assert all(np.allclose(after[k], before[k], atol=1e-5) for k in before)
+    hits = mem.recall("which train should I take", namespace="b", top_k=2)["hits"]
+    assert hits and "context" not in {lane for h in hits for lane in h["ranks"]}  # merged into "vector"
+    assert hits[0]["thread"]["id"] == "c2"
+    mem.config = dataclasses.replace(mem.config, context_fusion="lane")  # recall reads config per call
+    hits = mem.recall("which train should I take", namespace="b", top_k=2)["hits"]
+    assert "context" in {lane for h in hits for lane in h["ranks"]}
+
+
+# ---------------------------------------------------------------- time grounding
+
+BASE = date(2023, 5, 8)  # a Monday
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("I went to a support group yesterday.", [("day", date(2023, 5, 7))]),
+    ("Two days ago we ran; last week I painted.", [("day", date(2023, 5, 6)), ("week", date(2023, 5, 1))]),
+    ("Next month we move, and last year we moved too.", [("month", date(2023, 6, 1)), ("year", date(2022, 1, 1))]),
+    ("We met last Friday and meet again this weekend.", [("day", date(2023, 5, 5)), ("day", date(2023, 5, 13))]),
+    ("The day before yesterday it rained.", [("day", date(2023, 5, 6))]),
+    ("我昨天去了书店，上周三见了老王。", [("day", date(2023, 5, 7)), ("day", date(2023, 5, 3))]),
+    ("下个月去北京，三天前买了票。", [("month", date(2023, 6, 1)), ("day", date(2023, 5, 5))]),
+    ("上周很忙，前天才休息，去年也这样。", [("week", date(2023, 5, 1)), ("day", date(2023, 5, 6)),
+                                        ("year", date(2022, 1, 1))]),
+    ("You may go to the market.", []),
+])
+def test_relative_times_resolve_against_valid_from(text: str, want: list[tuple[str, date]]) -> None:
+    assert tg.resolve(text, BASE) == want
+
+
+def test_grounded_dates_are_searchable_and_shown(mem: Memory) -> None:
+    cid = mem.remember("Caroline: I went to the LGBTQ support group yesterday.", source="chat",
+                       valid_from="2023-05-08T13:56:00+00:00")["chunk_id"]
+    mem.remember("Caroline: the painting class is on Tuesdays.", source="chat", valid_from="2023-05-08T13:57:00+00:00")
+    zh = mem.remember("老王说他上个月搬到了杭州。", source="chat", valid_from="2024-03-15T08:00:00+00:00")["chunk_id"]
+    mem.flush()
+    hits = mem.recall("When did Caroline go to the support group?", top_k=3)["hits"]
+    assert hits[0]["chunk_id"] == cid and hits[0]["dates"].startswith("7 May 2023")
+    lex = mem.recall("support group in May 2023", lanes=["meta"], top_k=3)["hits"]
+    assert lex and lex[0]["chunk_id"] == cid
+    assert "2024年2月" in next(h for h in mem.recall("老王什么时候搬到杭州", top_k=3)["hits"]
+                               if h["chunk_id"] == zh)["dates"]
+
+
+# ---------------------------------------------------------------- export and import
+
+
+def test_export_import_round_trips_threads_and_dates(mem: Memory, tmp_path: Path, cfg: Any, e5: Any) -> None:
+    ids = [mem.remember(t, source="chat", metadata={"session": 1}, valid_from=DAY1)["chunk_id"]
+           for t in ("Ann: I adopted a cat yesterday.", "Bo: what is its name?", "Ann: Pixel.")]
+    mem.update(ids[1], "Bo: what did you name it?")
+    mem.flush()
+    lines = [json.dumps(r) for r in mem.export_records()]
+    cols = "id, thread, thread_by, valid_until is null"
+    order = "thread_pos, seq"
+    with Memory(tmp_path / "copy.db", config=cfg, embedder=e5) as other:
+        other.import_records(lines)
+        other.flush()
+        for m in (mem, other):
+            m.rows = m.store.reader().execute(f"select {cols} from chunks order by {order}").fetchall()  # type: ignore[attr-defined]
+            m.dates = m.store.reader().execute(  # type: ignore[attr-defined]
+                "select c.id, w.dates from chunks c join chunks_when w on w.rowid = c.seq order by c.id").fetchall()
+            m.ctx = m.store.reader().execute("select count(*) from chunk_ctx_vec where live = 1").fetchone()  # type: ignore[attr-defined]
+        assert other.rows == mem.rows  # type: ignore[attr-defined]
+        assert other.dates == mem.dates and other.dates[0][1].startswith("7 May 2023")  # type: ignore[attr-defined]
+        assert other.ctx == mem.ctx == (3,)  # type: ignore[attr-defined]
+        view = other.history(ids[2])["thread"]
+        assert [n["content"] for n in view["before"]] == ["Bo: what did you name it?", "Ann: I adopted a cat yesterday."]

