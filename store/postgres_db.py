@@ -303,8 +303,17 @@ def _threads(dim: int) -> list[str]:
     ]
 
 
-# Append-only. Each entry runs once, in its own transaction with its version bump.
-MIGRATIONS = [_baseline, _threads]
+def _normal_keys(dim: int) -> list[Any]:
+    """Version 3 (issue 14), as SQLite's migration 4: content hashes ignore case and trailing punctuation;
+    predicates have one spelling. Computed in Python (store/shared.py), inside the migration's transaction."""
+    from store.shared import normalise_keys
+
+    return [normalise_keys]
+
+
+# Append-only. Each entry runs once, in its own transaction with its version bump. An entry is a list of
+# statements; a callable in it runs with a Handle on the migration's connection (memlane's `?` SQL).
+MIGRATIONS = [_baseline, _threads, _normal_keys]
 SCHEMA_VERSION = len(MIGRATIONS)
 VERSION_TABLE = "memlane_schema"
 MIGRATION_LOCK = 0x6D656D6C616E65  # 'memlane': daemons starting together migrate one at a time
@@ -349,7 +358,10 @@ def migrate(url: str, dim: int) -> list[int]:
                 if now >= v:  # another daemon applied it while we waited
                     continue
                 for stmt in MIGRATIONS[v - 1](dim):
-                    conn.execute(stmt)
+                    if callable(stmt):
+                        stmt(Handle(conn))
+                    else:
+                        conn.execute(stmt)
                 conn.execute(f"insert into {VERSION_TABLE}(version) values (%s)", (v,))
                 conn.execute("insert into meta(key, value) values ('schema_version', %s) "
                              "on conflict (key) do update set value = excluded.value", (str(v),))

@@ -234,3 +234,42 @@ def test_version_4_normalises_old_hashes_and_predicates(tmp_path):
     assert conn.execute("select content_hash from chunks").fetchone()[0] == content_hash("buy at 1650")
     rows = conn.execute("select id, predicate, confidence, valid_until from relations order by id").fetchall()
     assert rows == [("r_1", "works_at", 0.9, None), ("r_2", "works_at", 0.9, "t2")]
+
+
+def test_postgres_version_3_normalises_old_hashes_and_predicates(pg_url):
+    """PostgreSQL's migration 3 is SQLite's 4: a version 2 database gets the new keys in one transaction,
+    and two live edges that meet in one spelling become one (the index allows one live edge)."""
+    import hashlib
+
+    import store.postgres_db as pdb
+    from store.util import content_hash
+
+    conn = pdb.connect_once(pg_url)
+    try:
+        with conn.transaction():
+            conn.execute(f"create table {pdb.VERSION_TABLE} (version integer not null)")
+            for v, step in enumerate(pdb.MIGRATIONS[:2], 1):
+                for stmt in step(384):
+                    conn.execute(stmt)
+                conn.execute(f"insert into {pdb.VERSION_TABLE}(version) values (%s)", (v,))
+            db = pdb.Handle(conn)
+            db.execute("insert into chunks(id, namespace, content, content_hash, created_at, valid_from) "
+                       "values ('m_1', 'n', 'Buy at 1650.', ?, 't', 't')",
+                       (hashlib.sha256(b"Buy at 1650.").hexdigest(),))
+            for eid in ("e_1", "e_2"):
+                db.execute("insert into entities(id, namespace, name, norm, kind, created_at) "
+                           "values (?, 'n', ?, ?, 'person', 't')", (eid, eid, eid))
+            for rid, pred, conf, at in (("r_1", "Works At", 0.5, "t1"), ("r_2", "works_at", 0.9, "t2")):
+                db.execute("insert into relations(id, namespace, subject_id, predicate, object_id, confidence, "
+                           "created_at, valid_from) values (?, 'n', 'e_1', ?, 'e_2', ?, ?, ?)", (rid, pred, conf, at, at))
+    finally:
+        conn.close()
+    assert pdb.migrate(pg_url, 384) == [3] and pdb.SCHEMA_VERSION == 3
+    conn = pdb.connect_once(pg_url)
+    try:
+        assert conn.execute("select content_hash from chunks").fetchone()[0] == content_hash("buy at 1650")
+        rows = conn.execute("select id, predicate, confidence, valid_until from relations order by id").fetchall()
+        assert rows == [("r_1", "works_at", 0.9, None), ("r_2", "works_at", 0.9, "t2")]
+    finally:
+        conn.close()
+    assert pdb.migrate(pg_url, 384) == []
