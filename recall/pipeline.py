@@ -131,6 +131,7 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
         scores = rank.rerank(store, plan, scores)
     if plan.cfg.context_expansion:
         scores = rank.expand_context(store, plan, fused, scores)
+    scores = rank.earned(store, plan, fused, scores)
     order = sorted(scores, key=lambda s: (-scores[s], min(fused.ranks.get(s, {}).values(), default=RRF_K), -s))
     cands = order[: plan.k * relevance.RELEVANCE_DEPTH]
     qv, group = None, None
