@@ -93,7 +93,8 @@ def relevance_of(store: Store, plan: Plan, seqs: list[int], fused: Fused, qv: np
                  cohort: relevance.Cohort | None) -> dict[int, float]:
     """Relevance of each candidate (recall/relevance.py); a memory found through a fact takes the closer vector."""
     facts = {s: fused.matched_fact[s] for s in seqs if s in fused.matched_fact}
-    sims = store.similarities([*seqs, *facts.values()], qv) if qv is not None and cohort is not None else {}
+    probe = cohort.probe(qv, plan.q.analysis.lang) if qv is not None and cohort is not None else None
+    sims = store.similarities([*seqs, *facts.values()], probe) if probe is not None else {}
     stats = cohort.stats(qv) if sims and cohort is not None and qv is not None else {}
     contents = store.contents(seqs)
     terms = plan.q.relevance_terms
@@ -104,8 +105,7 @@ def relevance_of(store: Store, plan: Plan, seqs: list[int], fused: Fused, qv: np
         zs = []
         for s in (seq, facts.get(seq)):
             if s in sims and sims[s][1] in stats:
-                mean, std = stats[sims[s][1]]
-                zs.append((sims[s][0] - mean) / std)
+                zs.append(relevance.symmetric_z(sims[s][0], stats[sims[s][1]]))
         text = contents.get(seq, "")
         out[seq] = relevance.score(max(zs) if zs else None, relevance.coverage(terms, text),
                                    relevance.names_found(terms, text, names.get(seq, set())), stored)

