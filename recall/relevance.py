@@ -32,9 +32,9 @@ import numpy as np
 import crosslingual as xl
 import entity_resolve as er
 
-MIN_RELEVANCE = 0.35  # memory_recall's default min_relevance (docs/QUALITY.md: foreign questions)
+MIN_RELEVANCE = 0.32  # memory_recall's default min_relevance (docs/QUALITY.md: foreign questions)
 RELEVANCE_DEPTH = 3  # candidates scored per requested hit (top_k × this), so filtering can fill in from below
-Z_MID, Z_SCALE = 2.5, 0.5  # vector evidence is 0.5 at Z_MID cohort standard deviations above the cohort means
+Z_MID, Z_SCALE = 2.6, 0.4  # vector evidence is 0.5 at Z_MID cohort standard deviations above the cohort means
 LEX_WEIGHT = 0.6  # full lexical coverage alone gives this much evidence
 NAME_MISSING = 0.7  # kept share of the evidence when none of the query's names is in the memory
 NAME_UNKNOWN = 0.6  # kept share when none of them is anywhere in the namespace
