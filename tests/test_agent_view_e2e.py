@@ -90,6 +90,9 @@ def test_a_question_about_nothing_stored_has_no_hits(daemon: Daemon) -> None:
     async def go() -> None:
         async with mcp_session(daemon, "sse") as s:
             await fill(s, space, TWELVE)
+            # Kafka was stored, then forgotten: nothing about it is stored any more.
+            (kafka,) = await fill(s, space, ["We run Kafka for the order events, three brokers on the old cluster."])
+            await call(s, "memory_forget", {"id": kafka, "namespace": space, "reason": "moved off Kafka"})
             for q in ("quantum chromodynamics lecture notes", "Kafka", "What did Caroline paint last summer?",
                       "卡罗琳上周去哪里度假了？"):
                 res, _ = await call(s, "memory_recall", {"query": q, "namespace": space})
@@ -143,6 +146,9 @@ def test_the_trials_bad_rankings_are_fixed(daemon: Daemon) -> None:
                 # The order is what the trial got wrong; a floor of 0 shows the whole order even for the typo.
                 res, _ = await call(s, "memory_recall", {"query": q, "namespace": space, "min_relevance": 0})
                 assert res["hits"] and res["hits"][0]["chunk_id"] == ids[want], (q, res["hits"][:2])
+                # At the default floor the product manager is never the answer to any of them.
+                res, _ = await call(s, "memory_recall", {"query": q, "namespace": space})
+                assert not res["hits"] or res["hits"][0]["chunk_id"] != ids[TWELVE[4]], (q, res["hits"][:1])
 
     asyncio.run(go())
 
