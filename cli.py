@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench worker": ("bench_worker", "cli.help.bench_worker"),
     "eval locomo": ("eval_locomo", "cli.help.eval_locomo"),
     "eval bilingual": ("eval_bilingual", "cli.help.eval_bilingual"),
+    "eval foreign": ("eval_foreign", "cli.help.eval_foreign"),
 }
 
 

@@ -37,8 +37,9 @@ _lock = threading.Lock()
 _lexicon: Lexicon | None = None
 
 
-LEXICON_FORMAT = 1  # bump when _build's output changes: the cached file's name includes it
+LEXICON_FORMAT = 2  # bump when _build's output changes: the cached file's name includes it
 _SEP = "\x1f"
+_PAIR = "\x1e"  # joins a proper name and its kind inside one value of zh_names
 
 
 class _Table:
@@ -53,6 +54,14 @@ class _Table:
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self._lex.row(f"select 1 from {self._table} where k = ?", key) is not None
+
+
+class _PairTable(_Table):
+    """A read-only map of the lexicon file: word → tuple of (name, kind) pairs."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        got = super().get(key)
+        return tuple(tuple(v.split(_PAIR, 1)) for v in got) if got else default
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,21 @@ class Lexicon:
         """Single English words CC-CEDICT writes in lower case (not names)."""
         return _Table(self, "common_en")
 
+    @property
+    def zh_names(self) -> _PairTable:
+        """Proper names (entries whose pinyin is capitalised): Chinese → ((English name, kind), ...)."""
+        return _PairTable(self, "zh_names")
+
+    @property
+    def en_names(self) -> _Table:
+        """Casefolded English proper name → the Chinese names glossed by it."""
+        return _Table(self, "en_names")
+
+    @property
+    def given_names(self) -> _Table:
+        """First words of people's names in the glosses (casefolded), as a set."""
+        return _Table(self, "given_names")
+
 
 def cedict_path() -> Path | None:
     try:
@@ -94,6 +118,43 @@ def _clean_def(d: str) -> str:
     d = re.sub(r"^to (be )?", "", d)
     d = re.sub(r"\s+", " ", d).strip(" ,;.")
     return d
+
+
+_NAME_HEAD = re.compile(r"^((?:[A-Z][\w'.&-]*)(?:\s+(?:of\s+|de\s+)?[A-Z][\w'.&-]*)*)")
+# What a proper name's gloss says it is; the first class named wins.
+_NAME_KINDS = (
+    ("place", re.compile(r"\b(city|capital|province|county|district|country|island|river|mountain|lake|"
+                         r"prefecture|state|region|town|republic|kingdom|sea|ocean|port|municipality|metropolis|"
+                         r"continent|nation|peninsula|village|bay|strait|territory|autonomous)\b", re.I)),
+    ("org", re.compile(r"\b(company|corporation|corp|group|bank|university|inc|ltd|institute|association|"
+                       r"party|agency|brand|manufacturer|airline|college|organization|organisation|firm)\b", re.I)),
+    ("person", re.compile(r"\(name\)|\b(\d{3,4}-\d{2,4}|writer|poet|politician|emperor|king|queen|painter|"
+                          r"philosopher|general|actor|actress|singer|scientist|president|composer|author)\b", re.I)),
+)
+
+
+def _name_entry(pinyin: str, first_def: str) -> tuple[str, str] | None:
+    """(English name, kind) of a proper-name entry (pinyin capitalised), from its first gloss."""
+    if not any(p[:1].isupper() for p in pinyin.split()):
+        return None
+    m = _NAME_HEAD.match(first_def.strip())
+    if not m or len(m.group(1)) < 2:
+        return None
+    rest = first_def[m.end():]
+    kind = next((k for k, rx in _NAME_KINDS if rx.search(rest)), "concept")
+    return m.group(1).rstrip(".,"), kind
+
+
+@dataclass(frozen=True)
+class _Built:
+    """What _build reads from CC-CEDICT, before it is written to the lexicon file."""
+
+    zh2en: dict[str, tuple[str, ...]]
+    en2zh: dict[str, tuple[str, ...]]
+    common_en: frozenset[str]
+    zh_names: dict[str, tuple[tuple[str, str], ...]]
+    en_names: dict[str, tuple[str, ...]]
+    given_names: frozenset[str]
 
 
 def _word_freq(words: set[str]) -> dict[str, int]:
@@ -112,7 +173,7 @@ def _word_freq(words: set[str]) -> dict[str, int]:
     return out
 
 
-def _build(path: Path) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]], frozenset[str]]:
+def _build(path: Path) -> _Built:
     from query_plan import EN_STOP
 
     with path.open(encoding="utf-8") as fh:
@@ -120,6 +181,9 @@ def _build(path: Path) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str,
     zh2en: dict[str, list[str]] = {}
     en_cands: dict[str, list[tuple[int, int, str]]] = {}
     common: set[str] = set()
+    zh_names: dict[str, list[tuple[str, str]]] = {}
+    en_names: dict[str, list[str]] = {}
+    given: set[str] = set()
     with path.open(encoding="utf-8") as fh:
         for line in fh:
             if line.startswith("#"):
@@ -134,6 +198,17 @@ def _build(path: Path) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str,
                 continue
             if any(d.startswith("surname ") for d in defs[:1]) and len(simp) == 1:
                 continue
+            pinyin = rest.partition("]")[0]
+            for raw in defs if len(simp) >= 2 else ():
+                named = None if _SKIP_DEF.match(raw.strip()) else _name_entry(pinyin, raw)
+                if named:
+                    zh_names.setdefault(simp, []).append(named)
+                    en_names.setdefault(named[0].casefold(), []).append(simp)
+                    if " " in named[0] and named[1] == "person":  # Nikola Tesla is also Tesla
+                        en_names.setdefault(named[0].rsplit(" ", 1)[1].casefold(), []).append(simp)
+                        given.add(named[0].split()[0].casefold())
+                    elif named[1] == "person" and "(name)" in raw:
+                        given.add(named[0].casefold())
             glosses = zh2en.setdefault(simp, [])
             for idx, raw in enumerate(defs):
                 if _SKIP_DEF.match(raw.strip()):
@@ -153,8 +228,9 @@ def _build(path: Path) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str,
     for word, cands in en_cands.items():
         cands.sort()
         en2zh[word] = tuple(dict.fromkeys(c[2] for c in cands if c[1] < 0 or c[0] == 0))[:MAX_ZH_PER_WORD]
-    return ({k: tuple(v) for k, v in zh2en.items() if v}, {k: v for k, v in en2zh.items() if v},
-            frozenset(common))
+    return _Built({k: tuple(v) for k, v in zh2en.items() if v}, {k: v for k, v in en2zh.items() if v},
+                  frozenset(common), {k: tuple(v[:MAX_ZH_PER_WORD]) for k, v in zh_names.items()},
+                  {k: tuple(dict.fromkeys(v))[:MAX_ZH_PER_WORD] for k, v in en_names.items()}, frozenset(given))
 
 
 def lexicon_file(source: Path) -> Path:
@@ -165,16 +241,21 @@ def lexicon_file(source: Path) -> Path:
     return cache / f"lexicon-{key}.sqlite"
 
 
-def _write(dest: Path, zh2en: dict[str, tuple[str, ...]], en2zh: dict[str, tuple[str, ...]],
-           common: Iterable[str]) -> None:
+def _write(dest: Path, built: _Built) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(f".{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     db = sqlite3.connect(tmp)
     try:
-        for table, rows in (("zh2en", ((k, _SEP.join(v)) for k, v in zh2en.items())),
-                            ("en2zh", ((k, _SEP.join(v)) for k, v in en2zh.items())),
-                            ("common_en", ((w, "") for w in common))):
+        tables: tuple[tuple[str, Iterable[tuple[str, str]]], ...] = (
+            ("zh2en", ((k, _SEP.join(v)) for k, v in built.zh2en.items())),
+            ("en2zh", ((k, _SEP.join(v)) for k, v in built.en2zh.items())),
+            ("common_en", ((w, "") for w in built.common_en)),
+            ("zh_names", ((k, _SEP.join(_PAIR.join(p) for p in v)) for k, v in built.zh_names.items())),
+            ("en_names", ((k, _SEP.join(v)) for k, v in built.en_names.items())),
+            ("given_names", ((w, "") for w in built.given_names)),
+        )
+        for table, rows in tables:
             db.execute(f"create table {table} (k text primary key, v text not null) without rowid")
             db.executemany(f"insert into {table} values (?, ?)", rows)
         db.commit()
@@ -194,6 +275,25 @@ def common_english() -> _Table | None:
     return lex.common_en if lex else None
 
 
+def name_translations(name: str) -> tuple[str, ...]:
+    """The same proper name in the other script, from CC-CEDICT: 里斯本 → Lisbon, Alibaba → 阿里巴巴."""
+    lex = lexicon()
+    if lex is None:
+        return ()
+    if er.has_cjk(name):
+        return tuple(n for n, _ in lex.zh_names.get(name, ()))
+    return lex.en_names.get(name.casefold(), ())
+
+
+def name_kind(name: str) -> str | None:
+    """place, org, person or concept for a Chinese proper name CC-CEDICT knows, else None."""
+    lex = lexicon()
+    got = lex.zh_names.get(name) if lex is not None else None
+    if not got:
+        return None
+    return next((k for _, k in got if k != "concept"), "concept")
+
+
 def lexicon() -> Lexicon | None:
     """The lexicon, opened on first use (built once per machine, about two seconds); None when CC-CEDICT
     is not installed."""
@@ -205,7 +305,7 @@ def lexicon() -> Lexicon | None:
                 return None
             dest = lexicon_file(path)
             if not dest.exists():
-                _write(dest, *_build(path))
+                _write(dest, _build(path))
             _lexicon = _open(dest)
     return _lexicon
 

@@ -506,6 +506,7 @@ class Dashboard:
             "include_history": _flag(_q(request, "include_history"), "include_history"),
             "source": _q(request, "source"), "tags": _csv(_q(request, "tags")),
             "since": _q(request, "since"), "until": _q(request, "until"),
+            "detail": "full",  # the cards show scores, lane ranks, tags and supersession (issue 14)
         }
         return await run_in_threadpool(self.memory.recall, q.get("q", ""), **args)
 

@@ -126,8 +126,23 @@ class Mention:
 
 
 _MENTION = re.compile(r"(?<![\w@])@([A-Za-z0-9_][A-Za-z0-9_.-]{0,63})")
+# Product names with dots (Next.js, Node.js, ASP.NET): a capital, then dotted parts with no space between.
+_DOTTED = re.compile(r"(?<![\w@#$.])[A-Z][A-Za-z0-9]*(?:\.[A-Za-z][A-Za-z0-9]*)+(?!\w)(?!\.\w)")
+_POSSESSIVE = re.compile(r"['’]s\b|(?<=s)['’](?!\w)")
+# Organisation words at the end of a name (Acme Corp, Deutsche Bank) and place words (Lake Tahoe).
+_ORG_WORDS = frozenset("inc inc. corp corp. corporation ltd ltd. llc gmbh ag co co. company group bank labs lab "
+                       "university college institute foundation association agency studio studios systems "
+                       "technologies capital partners ventures holdings".split())
+_PLACE_WORDS = frozenset("city street road avenue lake river mountain mount island bay county province state "
+                         "park valley beach airport station".split())
+_PERSON_CUE = re.compile(r"^\s*(?:said|says|told|asked|thinks|wants|likes|loves|prefers|lives|lived|works|worked|"
+                         r"leads|manages|joined|moved|and\s+I|['’]s\s+(?:wife|husband|partner|son|daughter|mother|"
+                         r"father|brother|sister|friend|boss|cat|dog|birthday))\b")
+_PLACE_CUE = re.compile(r"\b(?:in|to|from|near|at|visit|visited|visiting|based in|moved to|lives in|flew to)\s+$")
 _HASHTAG = re.compile(r"(?<![\w#&])#([^\s#\d][^\s#]{0,63})")
-_PROPER = re.compile(r"\b[A-Z][a-zA-Z'’-]*[a-z][a-zA-Z'’-]*(?:\s+(?:of\s+|de\s+|van\s+)?[A-Z][a-zA-Z'’-]*[a-z][a-zA-Z'’-]*)*")
+_UP, _LOW = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"  # Latin capitals and small letters, accented ones included (Müller)
+_WORD_CAP = f"[{_UP}][{_UP}{_LOW}'’-]*[{_LOW}][{_UP}{_LOW}'’-]*"
+_PROPER = re.compile(rf"\b{_WORD_CAP}(?:\s+(?:of\s+|de\s+|van\s+)?{_WORD_CAP})*")
 # Capitalized words that start sentences or questions, not names.
 FUNCTION_WORDS = frozenset(
     """a an the this that these those it its i we you he she they my our your his her their me us them
@@ -177,13 +192,30 @@ def _jieba_posseg() -> _Tagger:
 _CN_KINDS = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", "nt": "org", "nz": "concept"}
 
 
-def chinese_mentions(text: str) -> list[Mention]:
+def chinese_mentions(text: str, lexicon: Any = None) -> list[Mention]:
+    """Names jieba tags as person, place, organisation or other proper noun.
+
+    With the CC-CEDICT `lexicon` (crosslingual.Lexicon), a word the dictionary lists as a proper name takes
+    the kind its gloss names (北京: place, 华为: org), and a word it lists only as an ordinary word (城市,
+    连接池) is dropped unless jieba calls it a person.
+    """
     out = []
     for run in _CJK_RUN.findall(text):
         for word, flag in _jieba_posseg().cut(run):
             kind = _CN_KINDS.get(flag)
-            if kind and len(word) >= 2:
-                out.append(Mention(word, kind))
+            if not kind or len(word) < 2:
+                continue
+            if lexicon is not None:
+                named = lexicon.zh_names.get(word)
+                if named:
+                    kind = next((k for _, k in named if k != "concept"), kind)
+                elif kind != "person" and word in lexicon.zh2en:
+                    continue
+                elif kind == "concept":
+                    continue  # jieba's "other proper noun" outside the dictionary is mostly a common phrase
+                elif kind == "person" and (len(word) > 4 or word in lexicon.zh2en or word[:2] in lexicon.zh2en):
+                    continue  # a person's name is not, and does not start with, an ordinary word (连接池)
+            out.append(Mention(word, kind))
     return out
 
 
@@ -201,40 +233,96 @@ NOT_ACRONYMS = frozenset("I A OK AM PM TV ID FAQ FYI ASAP ETA TBD TODO LOL OMG B
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;。！？；\n]\s*|^\W*)$")
 
 
-def english_proper_nouns(text: str, common_words: frozenset[str] | set[str] | None = None) -> list[Mention]:
-    """Capitalized names and all-caps acronyms (SAP, AWS), without sentence-initial function words.
+def _is_common(word: str, common_words: frozenset[str] | set[str]) -> bool:
+    """An ordinary English word in any of its inflections (Deploys, Moved, Running)."""
+    w = word.casefold()
+    forms = [w]
+    for suf, rep in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"), ("d", "")):
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            forms.append(w[: -len(suf)] + rep)
+    return any(f in common_words for f in forms)
+
+
+def english_kind(name: str, before: str, after: str, lexicon: Any = None) -> str:
+    """person, place, org or concept for an English name, from its own words, CC-CEDICT and its context."""
+    words = name.split()
+    last = words[-1].casefold()
+    if last in _ORG_WORDS and len(words) > 1:
+        return "org"
+    if lexicon is not None:
+        for zh in lexicon.en_names.get(name.casefold(), ()):
+            kinds = [k for _, k in lexicon.zh_names.get(zh, ()) if k != "concept"]
+            if kinds:
+                return kinds[0]
+        if len(words) in (2, 3) and (words[0].casefold() in lexicon.given_names or any(
+                k == "person" for zh in lexicon.en_names.get(last, ()) for _, k in lexicon.zh_names.get(zh, ()))):
+            return "person"  # a known given name or surname: Bob Müller, Alice Chen
+    if last in _PLACE_WORDS and len(words) > 1:
+        return "place"
+    if _PERSON_CUE.match(after) and not name.isupper():
+        return "person"
+    if _PLACE_CUE.search(before[-20:]) and not name.isupper():
+        return "place" if lexicon is None or name.casefold() in lexicon.en_names else "concept"
+    return "concept"
+
+
+def english_proper_nouns(text: str, common_words: frozenset[str] | set[str] | None = None,
+                         lexicon: Any = None) -> list[Mention]:
+    """Capitalized names, product names with dots (Next.js) and all-caps acronyms (SAP, AWS), without
+    sentence-initial function words, possessives ("Dana's" → Dana) or trailing punctuation.
 
     `common_words` (lowercase ordinary English words) drops a single capitalized word that only
-    starts a sentence ("Never book meetings…"); inside a sentence a capital still marks a name.
+    starts a sentence ("Never book meetings…", "Deploys go to…"); inside a sentence a capital still
+    marks a name. With the CC-CEDICT `lexicon`, kinds come from the dictionary where it knows the name.
     """
     out = []
+    spans: list[tuple[int, int]] = []
+    for m in _DOTTED.finditer(text):
+        out.append(Mention(m.group(0), "concept"))
+        spans.append((m.start(), m.end()))
     for m in _PROPER.finditer(text):
-        words = m.group(0).split()
-        # Drop leading function words ("What Alice said" → "Alice").
-        while words and words[0].casefold().strip("'’") in FUNCTION_WORDS:
-            words.pop(0)
-        while words and words[-1].casefold() in ("of", "de", "van"):
-            words.pop()
-        if not words:
+        if any(a <= m.start() < b for a, b in spans):
             continue
-        name = " ".join(words)
-        if name.casefold() in FUNCTION_WORDS or len(name) < 2:
-            continue
-        if (common_words and len(words) == 1 and name == m.group(0) and name.casefold() in common_words
-                and _SENTENCE_START.search(text[: m.start()])):
-            continue
-        out.append(Mention(name, "concept"))
+        # "Alice Chen's GitHub" is two names: Alice Chen and GitHub.
+        offset = m.start()
+        for piece in _POSSESSIVE.split(m.group(0)):
+            start = offset
+            offset += len(piece) + 2
+            words = piece.split()
+            # Drop leading function words ("What Alice said" → "Alice").
+            lead = 0
+            while words and words[0].casefold().strip("'’") in FUNCTION_WORDS:
+                words.pop(0)
+                lead += 1
+            while words and words[-1].casefold() in ("of", "de", "van"):
+                words.pop()
+            if not words:
+                continue
+            name = " ".join(words).strip("'’-")
+            if name.casefold() in FUNCTION_WORDS or len(name) < 2:
+                continue
+            at = text.find(name, start)
+            at = start if at < 0 else at
+            after = text[at + len(name):]
+            if (common_words and len(words) == 1 and _is_common(name, common_words)
+                    and (lead or _SENTENCE_START.search(text[:at])) and not _PERSON_CUE.match(after)):
+                continue
+            out.append(Mention(name, english_kind(name, text[:at], after, lexicon)))
     for m in _ACRONYM.finditer(text):
         word = m.group(0)
         if word not in NOT_ACRONYMS and not word.isdigit() and not canonical_stock(word):
-            out.append(Mention(word, "concept"))
+            if any(a <= m.start() < b for a, b in spans):
+                continue
+            out.append(Mention(word, english_kind(word, text[: m.start()], text[m.end():], lexicon)))
     return out
 
 
-def extract_mentions(text: str, common_words: frozenset[str] | set[str] | None = None) -> list[Mention]:
+def extract_mentions(text: str, common_words: frozenset[str] | set[str] | None = None,
+                     lexicon: Any = None) -> list[Mention]:
     """Entity mentions found in text: stock codes, @mentions, #tags, English proper nouns, Chinese names.
 
-    Deduplicated by normalized name; the first kind seen wins.
+    Deduplicated by normalized name; the first kind seen wins. `lexicon` (crosslingual.Lexicon) tells
+    places, people and organisations apart where CC-CEDICT knows the name.
     """
     found: dict[str, Mention] = {}
 
@@ -246,13 +334,13 @@ def extract_mentions(text: str, common_words: frozenset[str] | set[str] | None =
     for code in stock_codes_in(text):
         add(Mention(code, "stock"))
     for m in _MENTION.finditer(text):
-        add(Mention("@" + m.group(1), "person"))
+        add(Mention("@" + m.group(1).rstrip(".-"), "person"))
     for m in _HASHTAG.finditer(text):
         add(Mention("#" + m.group(1).rstrip(".,;:!?"), "concept"))
-    for mention in english_proper_nouns(text, common_words):
+    for mention in english_proper_nouns(text, common_words, lexicon):
         add(mention)
     if has_cjk(text):
-        for mention in chinese_mentions(text):
+        for mention in chinese_mentions(text, lexicon):
             add(mention)
     return list(found.values())
 

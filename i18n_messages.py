@@ -89,10 +89,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "each entity must be a name or an object {{name, kind, aliases}}; got {got}",
         "zh": "每个实体必须是名称或 {{name, kind, aliases}} 对象；实际为 {got}",
     },
-    "arg.id": {
-        "en": "id {got} is not a memlane id; pass an id returned by memlane",
-        "zh": "id {got} 不是 memlane 的 id，请使用 memlane 返回的 id",
-    },
     # --- lookups ---
     "nf.chunk": {
         "en": "no memory with id {id} in namespace {namespace}; check the id and the namespace",
@@ -318,6 +314,12 @@ MESSAGES: dict[str, dict[str, str]] = {
             "the user says 'remember', 'last time', 'as usual'. Recall with a short, specific query; add filters "
             "(tags, source, since/until, as_of) when you know them. Do not recall for general knowledge.\n"
             "\n"
+            "READING HITS: best first. relevance (0 to 1) means the same in every namespace and language; hits "
+            "below min_relevance (default 0.32) are left out, so no hits means nothing relevant is stored: say so "
+            "instead of guessing. status 'superseded' means a newer memory (superseded_by) replaced this one: "
+            "answer from the newer one and mention the old only as history. detail 'full' adds scores, lane "
+            "ranks, tags and metadata.\n"
+            "\n"
             "When to REMEMBER (memory_remember): when the user states a durable fact, preference, decision, plan, "
             "deadline, name or relationship, or asks you to remember something; after finishing work whose outcome "
             "will matter later. Store one self-contained fact per call, written so it makes sense without the "
@@ -345,6 +347,11 @@ MESSAGES: dict[str, dict[str, str]] = {
             "何时检索（memory_recall）：任务开始时；回答关于用户本人、其项目、偏好、相关人物、过往决定或"
             "“我们之前讨论过的”问题之前；以及用户说“记得”“上次”“照旧”时。查询要简短具体；已知时加上过滤条件"
             "（tags、source、since/until、as_of）。通用知识不需要检索。\n"
+            "\n"
+            "阅读结果：按相关度从高到低。relevance（0 到 1）在任何命名空间和语言中含义相同；低于 min_relevance"
+            "（默认 0.32）的结果不会返回，因此没有结果就表示没有存过相关内容：请如实说明，不要猜测。status 为 "
+            "superseded 表示已有更新的记忆（superseded_by）取代了它：请以新的为准，旧的只作为历史提及。"
+            "detail 设为 full 时还会返回分数、各通道排名、tags 和 metadata。\n"
             "\n"
             "何时存储（memory_remember）：用户陈述持久的事实、偏好、决定、计划、截止日期、姓名或关系时，或要求你"
             "记住某事时；以及完成一项结果日后仍有用的工作之后。每次只存一条自洽的事实，脱离对话也能看懂"
@@ -1604,6 +1611,21 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "thread 不能以 {prefix} 开头：memlane 推断的线程用这个前缀命名；请换一个名字",
     },
     # --- (end of conversations) ---
+    # --- issue 14: what an agent sees (compact results, relevance, supersession, entities) ---
+    "arg.choice": {
+        "en": "{name} must be one of {allowed}; got {got}",
+        "zh": "{name} 必须是 {allowed} 之一；实际为 {got}",
+    },
+    "cli.help.eval_min_relevance": {
+        "en": "min_relevance for every recall (default: the daemon's default; 0 keeps every hit)",
+        "zh": "每次召回使用的 min_relevance（默认：守护进程的默认值；0 保留所有结果）",
+    },
+    "cli.help.eval_foreign": {
+        "en": "Foreign questions: each dev set's questions asked where only the other set's memories are; "
+              "the share that gets no hit.",
+        "zh": "无关问题：在只存有另一评测集记忆的命名空间中提问，统计没有任何结果的比例。",
+    },
+    # --- (end of issue 14) ---
 }
 
 

@@ -18,6 +18,7 @@ import functools
 import hmac
 import inspect
 import ipaddress
+import json
 import logging
 import os
 import signal
@@ -28,7 +29,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import uvicorn
@@ -53,6 +54,7 @@ from errors import InvalidArgument, MemlaneError, Unavailable
 from i18n_messages import t
 from logbound import BoundedLog, ClippedFormatter
 from memory import SCHEMA_VERSION, Memory, __version__
+from recall.relevance import MIN_RELEVANCE
 
 log = logging.getLogger("memlane.server")
 
@@ -78,29 +80,27 @@ GRACEFUL_CLOSE_S = 2  # then open streams (idle SSE connections) get this long b
 INSTRUCTIONS = (
     "memlane is your long-term memory. Call memory_recall before answering anything about the user, their "
     "projects or past conversations; call memory_remember when you learn a durable fact, preference or decision. "
-    "Use one namespace per user or project. Never store secrets. The prompt memlane-guide has the details."
+    "Every tool takes `namespace` (1-64 of A-Z a-z 0-9 _ . : -, default 'default'): use one per user or project "
+    "(e.g. 'user:alice'); namespaces never see each other's data. Ids are opaque strings. Times are ISO-8601 "
+    "(UTC if no zone). Errors start with [code]. Never store secrets. The prompt memlane-guide has the details."
 )
 
 # ---------------------------------------------------------------- argument types (the schema agents read)
 
-NamespaceArg = Annotated[
-    str | None,
-    Field(description="Which memory space to use: 1-64 of A-Z a-z 0-9 _ . : - (e.g. 'user:alice', "
-                      "'proj:memlane'). Defaults to 'default'. Namespaces never see each other's data.",
-          pattern=r"^[A-Za-z0-9_.:-]{1,64}$"),
-]
-TimeArg = Annotated[str | None, Field(description="ISO-8601 time, e.g. 2026-01-31T09:00:00+00:00 (UTC if no zone).")]
-TagsArg = Annotated[list[str] | None, Field(description="Up to 32 short tags (each ≤ 64 characters).")]
-MetadataArg = Annotated[dict[str, Any] | None, Field(description="Any JSON object, ≤ 16 KB.")]
-IdArg = Annotated[str, Field(description="An id returned by memlane (e.g. a chunk_id from memory_remember).")]
+# Kept short: the tool list is paid on every session. What all tools share is said once, in INSTRUCTIONS.
+NamespaceArg = Annotated[str | None, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]  # described in INSTRUCTIONS
+TimeArg = Annotated[str | None, Field(description="ISO-8601 time.")]
+TagsArg = Annotated[list[str] | None, Field(description="≤ 32 tags.")]
+MetadataArg = Annotated[dict[str, Any] | None, Field(description="JSON object, ≤ 16 KB.")]
+IdArg = Annotated[str, Field(description="A chunk or relation id.")]
+KindArg = Annotated[str | None, Field(description="e.g. person, place, org, stock.")]
 
 
 class EntityArg(BaseModel):
-    """An entity mentioned by a memory."""
 
-    name: str = Field(description="The entity's name as written, e.g. 'Alice' or '贵州茅台'.")
-    kind: str | None = Field(None, description="person, place, org, stock, concept, canonical_fact, …")
-    aliases: list[str] | None = Field(None, description="Other names for the same entity.")
+    name: str = Field(description="Name as written.")
+    kind: str | None = Field(None, description="e.g. person, place, org, stock.")
+    aliases: list[str] | None = Field(None, description="Other names.")
 
 
 # ---------------------------------------------------------------- the MCP server
@@ -110,74 +110,56 @@ def build_tools(memory: Memory) -> list[Tool]:
     """The contract's tools over one Memory. Each runs in a worker thread (see MemlaneMCP.call_tool)."""
 
     def memory_remember(
-        content: Annotated[str, Field(description="The memory: one self-contained fact, preference or decision, "
-                                                  "1 to 32,768 characters. Write names, not pronouns, and "
-                                                  "absolute dates.", min_length=1, max_length=32768)],
+        content: Annotated[str, Field(description="One self-contained fact: names, not pronouns; absolute dates.")],
         namespace: NamespaceArg = None,
-        source: Annotated[str | None, Field(description="Where it came from, ≤ 128 characters: chat, code, "
-                                                        "trading, …", max_length=128)] = None,
+        source: Annotated[str | None, Field(description="e.g. chat, code.", max_length=128)] = None,
         importance: Annotated[float | None, Field(description="0 to 1, default 0.5.", ge=0, le=1)] = None,
         tags: TagsArg = None,
         entities: Annotated[list[str | EntityArg] | None, Field(
-            description="People, places, organisations, tickers, concepts the memory is about: names or "
-                        "{name, kind, aliases} objects.")] = None,
+            description="What it is about: names or {name, kind, aliases}.")] = None,
         metadata: MetadataArg = None,
-        valid_from: Annotated[str | None, Field(description="When the fact became true (ISO-8601); "
-                                                            "default now.")] = None,
-        thread: Annotated[str | None, Field(description="Links memories said together, e.g. a conversation id "
-                                                        "(≤ 128 characters); inferred when omitted.",
-                                            max_length=128)] = None,
+        valid_from: Annotated[str | None, Field(description="When it became true; default now.")] = None,
+        thread: Annotated[str | None, Field(description="Conversation id, ≤ 128 chars; inferred if omitted.")] = None,
     ) -> dict[str, Any]:
-        """Store a durable memory. Call this when the user states a fact, preference, decision, plan, deadline
-        or relationship worth keeping across conversations, or asks you to remember something. Store one
-        self-contained fact per call. Never store secrets (passwords, keys, tokens, card numbers). Returns
-        as soon as the memory is durable; storing the same content twice returns the existing chunk_id with
-        created=false. To change a fact later, use memory_update."""
+        """Store a durable fact, preference or decision when the user states one or asks you to remember.
+        Same content again returns duplicate_of; to change a fact, use memory_update."""
         return memory.remember(content, namespace=namespace, source=source, importance=importance, tags=tags,
                                entities=entities, metadata=metadata, valid_from=valid_from, thread=thread)
 
     def memory_recall(
-        query: Annotated[str, Field(description="What you want to know, 1 to 2,000 characters, in any "
-                                                "language.", min_length=1, max_length=2000)],
+        query: Annotated[str, Field(description="A short, specific question, any language.")],
         namespace: NamespaceArg = None,
-        top_k: Annotated[int | None, Field(description="How many hits, 1 to 100, default 10.", ge=1,
-                                           le=100)] = None,
-        lanes: Annotated[list[str] | None, Field(description="Subset of vector, graph, meta, entity; "
-                                                             "default all four.")] = None,
-        as_of: Annotated[str | None, Field(description="Recall what was valid at this ISO-8601 time.")] = None,
-        include_history: Annotated[bool | None, Field(description="Also return closed (superseded or "
-                                                                  "forgotten) versions; default false.")] = None,
-        source: Annotated[str | None, Field(description="Only memories from this source.")] = None,
-        tags: Annotated[list[str] | None, Field(description="Only memories carrying every one of these "
-                                                            "tags.")] = None,
-        since: Annotated[str | None, Field(description="Only memories created at or after this ISO-8601 "
-                                                       "time.")] = None,
-        until: Annotated[str | None, Field(description="Only memories created before this ISO-8601 "
-                                                       "time.")] = None,
+        top_k: Annotated[int | None, Field(description="1 to 100, default 10.", ge=1, le=100)] = None,
+        min_relevance: Annotated[float | None, Field(description=f"0 to 1, default {MIN_RELEVANCE}.", ge=0,
+                                                     le=1)] = None,
+        detail: Annotated[Literal["brief", "full"] | None, Field(description="brief (default) or full.")] = None,
+        lanes: Annotated[list[str] | None, Field(description="Subset of vector, graph, meta, entity.")] = None,
+        as_of: Annotated[str | None, Field(description="What was valid at this time.")] = None,
+        include_history: Annotated[bool | None, Field(description="Also closed versions.")] = None,
+        source: Annotated[str | None, Field(description="Filter.")] = None,
+        tags: Annotated[list[str] | None, Field(description="Filter: every tag.")] = None,
+        since: Annotated[str | None, Field(description="Created at or after.")] = None,
+        until: Annotated[str | None, Field(description="Created before.")] = None,
     ) -> dict[str, Any]:
-        """Search long-term memory. Call this before answering anything about the user, their projects,
-        people, preferences or earlier conversations, and at the start of a task. Use a short, specific
-        query. Hits are ranked by fused score across four lanes (vector, graph, meta, entity); an empty
-        hits list means nothing relevant is stored."""
+        """Search memory before answering about the user, their projects or past work. Best first; relevance
+        0-1 means the same everywhere; no hits: nothing relevant stored; status superseded: see superseded_by."""
         return memory.recall(query, namespace=namespace, top_k=top_k, lanes=lanes, as_of=as_of,
-                             include_history=include_history, source=source, tags=tags, since=since, until=until)
+                             include_history=include_history, source=source, tags=tags, since=since, until=until,
+                             detail=detail or "brief", min_relevance=min_relevance)
 
     def memory_relate(
-        subject: Annotated[str, Field(description="The subject entity's name, alias or id, e.g. 'Alice'.")],
-        predicate: Annotated[str, Field(description="The relation, e.g. works_at, lives_in, owns, "
-                                                    "manages.")],
-        object: Annotated[str, Field(description="The object entity's name, alias or id, e.g. 'SAP'.")],  # noqa: A002
+        subject: Annotated[str, Field(description="Entity name, alias or id.")],
+        predicate: Annotated[str, Field(description="e.g. works_at, lives_in.")],
+        object: Annotated[str, Field(description="Entity name, alias or id.")],  # noqa: A002
         namespace: NamespaceArg = None,
-        subject_kind: Annotated[str | None, Field(description="person, place, org, stock, concept, …")] = None,
-        object_kind: Annotated[str | None, Field(description="person, place, org, stock, concept, …")] = None,
+        subject_kind: KindArg = None,
+        object_kind: KindArg = None,
         confidence: Annotated[float | None, Field(description="0 to 1.", ge=0, le=1)] = None,
-        chunk_id: Annotated[str | None, Field(description="The memory that is evidence for this "
-                                                          "relation.")] = None,
+        chunk_id: Annotated[str | None, Field(description="The evidence memory.")] = None,
         valid_from: TimeArg = None,
     ) -> dict[str, Any]:
-        """Record an explicit relation subject —predicate→ object between two entities (e.g. Alice —works_at→
-        SAP). Call this when the user states a clear link between people, places, organisations or things.
-        Entities are matched by name or alias and created when missing."""
+        """Record subject —predicate→ object (Alice —works_at→ SAP) when the user states a clear link.
+        Entities are matched by name or alias, created when missing."""
         return memory.relate(subject, predicate, object, namespace=namespace, subject_kind=subject_kind,
                              object_kind=object_kind, confidence=confidence, chunk_id=chunk_id,
                              valid_from=valid_from)
@@ -185,27 +167,23 @@ def build_tools(memory: Memory) -> list[Tool]:
     def memory_forget(
         id: IdArg,  # noqa: A002 - the contract's argument name
         namespace: NamespaceArg = None,
-        reason: Annotated[str | None, Field(description="Why, ≤ 500 characters (kept in history).")] = None,
+        reason: Annotated[str | None, Field(description="Why (kept in history).")] = None,
     ) -> dict[str, Any]:
-        """Forget a memory or relation by id. Call this when the user retracts something, says it is wrong,
-        or asks you to forget it. Nothing is deleted: the row is closed and stays in memory_history.
-        Forgetting twice is not an error."""
+        """Forget a memory or relation when the user retracts it. Nothing is deleted."""
         return memory.forget(id, namespace=namespace, reason=reason)
 
     def memory_update(
         id: IdArg,  # noqa: A002
-        content: Annotated[str, Field(description="The corrected memory, 1 to 32,768 characters.", min_length=1,
-                                      max_length=32768)],
+        content: Annotated[str, Field(description="The corrected memory.")],
         namespace: NamespaceArg = None,
-        source: Annotated[str | None, Field(description="≤ 128 characters.", max_length=128)] = None,
+        source: Annotated[str | None, Field(description="e.g. chat, code.", max_length=128)] = None,
         importance: Annotated[float | None, Field(description="0 to 1.", ge=0, le=1)] = None,
         tags: TagsArg = None,
         metadata: MetadataArg = None,
         valid_from: TimeArg = None,
     ) -> dict[str, Any]:
-        """Replace a memory with a corrected version. Call this when a stored fact changes (a move, a new job,
-        a changed preference) instead of storing a contradicting memory. The old version is closed and linked
-        to the new one, so memory_history still shows it."""
+        """Replace a memory with a new version when a stored fact changes, rather than storing a
+        contradiction; the old version stays in memory_history."""
         return memory.update(id, content, namespace=namespace, source=source, importance=importance, tags=tags,
                              metadata=metadata, valid_from=valid_from)
 
@@ -213,27 +191,23 @@ def build_tools(memory: Memory) -> list[Tool]:
         id: Annotated[str, Field(description="Any version's chunk_id.")],  # noqa: A002
         namespace: NamespaceArg = None,
     ) -> dict[str, Any]:
-        """Every version of a memory, oldest first. Call this when the user asks how something changed over
-        time, or before updating a fact whose past matters."""
+        """Every version of a memory, oldest first: how something changed."""
         return memory.history(id, namespace=namespace)
 
     def memory_graph_query(
-        entity: Annotated[str, Field(description="An entity's name, alias or id.")],
+        entity: Annotated[str, Field(description="Entity name, alias or id.")],
         namespace: NamespaceArg = None,
-        depth: Annotated[int | None, Field(description="Hops to follow, 1 to 3, default 2.", ge=1, le=3)] = None,
-        predicates: Annotated[list[str] | None, Field(description="Only follow these predicates.")] = None,
-        limit: Annotated[int | None, Field(description="At most this many edges, 1 to 500, default 100.", ge=1,
-                                           le=500)] = None,
-        as_of: Annotated[str | None, Field(description="The graph as it was at this ISO-8601 time.")] = None,
+        depth: Annotated[int | None, Field(description="Hops, 1 to 3, default 2.", ge=1, le=3)] = None,
+        predicates: Annotated[list[str] | None, Field(description="Only these predicates.")] = None,
+        limit: Annotated[int | None, Field(description="Nodes, 1 to 500, default 100.", ge=1, le=500)] = None,
+        as_of: Annotated[str | None, Field(description="The graph at this time.")] = None,
     ) -> dict[str, Any]:
-        """Explore the relations around an entity (who works where, who knows whom, what owns what), breadth
-        first. Call this when the user asks about connections between people, organisations or things."""
+        """The relations around an entity, breadth first: how people, organisations or things connect."""
         return memory.graph_query(entity, namespace=namespace, depth=depth, predicates=predicates, limit=limit,
                                   as_of=as_of)
 
     def memory_stats(namespace: NamespaceArg = None) -> dict[str, Any]:
-        """Counts, sizes, pending embeddings and recent recall latency, for one namespace or all. Call this
-        when the user asks what memlane holds or whether it is healthy; not needed before recall."""
+        """Counts, sizes and recall latency, for one namespace or all."""
         return memory.stats(namespace=namespace)
 
     fns: list[Callable[..., dict[str, Any]]] = [memory_remember, memory_recall, memory_relate, memory_forget,
@@ -249,8 +223,35 @@ def build_tools(memory: Memory) -> list[Tool]:
         "memory_forget": ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                          open_world_hint=False),
     }
-    return [Tool.from_function(fn, structured_output=True, annotations=hints.get(fn.__name__, read_only))
-            for fn in fns]
+    tools = [Tool.from_function(fn, structured_output=True, annotations=hints.get(fn.__name__, read_only))
+             for fn in fns]
+    for tool in tools:
+        tool.parameters = slim_schema(tool.parameters)
+        tool.description = " ".join((tool.description or "").split())  # the docstring's indentation costs tokens
+    return tools
+
+
+def slim_schema(schema: Any) -> Any:
+    """The input schema without what pydantic adds for itself: titles, `null` alternatives and null defaults.
+
+    Every optional argument may be left out (Memory checks them all), so `{"anyOf": [X, null]}` says no more
+    than X; the tool list is paid on every session.
+    """
+    if isinstance(schema, list):
+        return [slim_schema(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: slim_schema(v) for k, v in schema.items()
+           if k != "title" and not (k == "default" and v is None) and not (k == "additionalProperties" and v is True)}
+    alts = out.get("anyOf")
+    if isinstance(alts, list):
+        kept = [a for a in alts if a != {"type": "null"}]
+        if len(kept) == 1 and isinstance(kept[0], dict):
+            del out["anyOf"]
+            out = {**kept[0], **out}
+        else:
+            out["anyOf"] = kept
+    return out
 
 
 class MemlaneMCP(MCPServer):
@@ -319,7 +320,9 @@ class MemlaneMCP(MCPServer):
                 result = await self.run_blocking(tool.fn, light=name not in HEAVY_TOOLS, **kwargs)
             finally:
                 self.inflight -= 1
-            return tool.fn_metadata.convert_result(result)
+            data = compact(result)
+            return CallToolResult(content=[TextContent(type="text", text=compact_json(data))],
+                                  structured_content=data)
         except Exception as exc:
             return self.error_result(exc)
 
@@ -331,6 +334,30 @@ class MemlaneMCP(MCPServer):
                                  "what never to store. Argument lang: en or zh (default: the daemon's language).")
         def guide(lang: str | None = None) -> str:
             return t("server.guide", i18n_messages.normalize_lang(lang or lang_default))
+
+
+# Kept when empty: an agent reads "no hits" or "no versions" from them.
+KEEP_EMPTY = frozenset({"hits", "versions", "nodes", "edges"})
+
+
+def compact(value: Any) -> Any:
+    """A result without nulls or empty lists and objects (contract v2), every token being paid by the agent."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            c = compact(v)
+            if c is None or (c in ([], {}) and k not in KEEP_EMPTY):
+                continue
+            out[k] = c
+        return out
+    if isinstance(value, (list, tuple)):
+        return [compact(v) for v in value]
+    return value
+
+
+def compact_json(value: Any) -> str:
+    """The text copy of a result: the same data, no indentation, Chinese kept readable."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 # ---------------------------------------------------------------- HTTP: health, guard, app

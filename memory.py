@@ -32,12 +32,12 @@ from config import Config, load_config
 from embedder import Embedder, make_embedder
 from errors import Conflict, InvalidArgument, NotFound, Unavailable
 from i18n_messages import t as t_msg
-from recall import pipeline
+from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
 from store import locate, open_store
 from store.protocol import NewChunk, chunk_filter
 from store.sqlite_db import SCHEMA_VERSION, connect, migrate
-from store.util import content_hash, escape_like, fts_quote, new_id
+from store.util import content_hash, escape_like, fts_quote, new_id, predicate_key
 
 __version__ = "0.1.0"
 __all__ = ["LANES", "SCHEMA_VERSION", "Memory", "__version__", "connect", "content_hash", "escape_like",
@@ -46,6 +46,7 @@ __all__ = ["LANES", "SCHEMA_VERSION", "Memory", "__version__", "connect", "conte
 log = logging.getLogger("memlane")
 
 ENTITY_NAME_CHARS = 200
+DETAILS = ("brief", "full")  # memory_recall detail levels
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -242,7 +243,7 @@ class Memory:
         if not self.config.auto_entities:
             return []
         common = xl.common_english() if self.config.lexical_precision else None
-        return [(m.name, m.kind, []) for m in er.extract_mentions(text, common)]
+        return [(m.name, m.kind, []) for m in er.extract_mentions(text, common, xl.lexicon())]
 
     def _link(self, tx: Any, ns: str, seq: int, wanted: list[er.Wanted], now: str) -> list[dict[str, Any]]:
         return er.link(self.store, tx, ns, seq, wanted, now, limit=self.config.max_entities,
@@ -343,8 +344,14 @@ class Memory:
         tags: Any = None,
         since: Any = None,
         until: Any = None,
+        detail: Any = None,
+        min_relevance: Any = None,
     ) -> dict[str, Any]:
-        """Four-lane recall fused by RRF. See memory_recall in the contract."""
+        """Four-lane recall fused by RRF, hits at or above `min_relevance`. See memory_recall in the contract.
+
+        `detail` "full" (the default here, for in-process callers) returns every field; "brief" what an agent
+        reads (hydrate.py). The MCP tool defaults to "brief".
+        """
         started = time.perf_counter()
         cfg = self.config
         ns = v.namespace_arg(namespace)
@@ -352,6 +359,8 @@ class Memory:
         assert text is not None
         k = v.int_arg(top_k, "top_k", 1, 100, 10)
         lane_set = self._lanes_arg(lanes)
+        full = v.choice_arg(detail, "detail", DETAILS, "full") == "full"
+        floor = v.number_arg(min_relevance, "min_relevance", 0.0, 1.0, relevance.MIN_RELEVANCE)
         flt = chunk_filter(ns, as_of=v.time_arg(as_of, "as_of"),
                            include_history=v.bool_arg(include_history, "include_history", False),
                            source=v.text_arg(source, "source", cfg.max_source_chars, required=False),
@@ -361,13 +370,19 @@ class Memory:
             took = (time.perf_counter() - started) * 1000
             self._log_recall(ns, text, took, {}, None, [], "placeholder")
             return {"hits": [], "took_ms": round(took, 3), "lanes": {}, "skipped": "placeholder"}
-        plan = Plan(flt, QueryInfo(text), k, lane_set, cfg)  # `config` is read per call: benchmarks replace it
+        plan = Plan(flt, QueryInfo(text), k, lane_set, cfg, floor)  # `config` is read per call: benchmarks replace it
         pool = self._pool if cfg.parallel_lanes else None
-        hits, results, wall_ms = pipeline.recall(self.store, plan, self.query_vector, pool)
+        hits, results, wall_ms = pipeline.recall(self.store, plan, self.query_vector, pool, self.cohort)
         took = (time.perf_counter() - started) * 1000
         lanes_out = {name: {"hits": len(r.seqs), "ms": round(r.ms, 3)} for name, r in results.items()}
         self._log_recall(ns, text, took, lanes_out, wall_ms, hits, None)
+        if not full:
+            return {"hits": [hydrate.brief(h) for h in hits], "took_ms": round(took, 3)}
         return {"hits": hits, "took_ms": round(took, 3), "lanes": lanes_out, "skipped": None}
+
+    def cohort(self) -> relevance.Cohort:
+        """The embedder's reference passages per language, which calibrate vector relevance (recall/relevance.py)."""
+        return relevance.cohort_for(self.embedder)
 
     def _lanes_arg(self, lanes: Any) -> tuple[str, ...]:
         if lanes is None:
@@ -421,6 +436,7 @@ class Memory:
         ns = v.namespace_arg(namespace)
         subj = v.text_arg(subject, "subject", ENTITY_NAME_CHARS)
         pred = v.text_arg(predicate, "predicate", 128)
+        pred = predicate_key(pred) if pred else pred
         obj = v.text_arg(object, "object", ENTITY_NAME_CHARS)
         skind = v.text_arg(subject_kind, "subject_kind", 32, required=False)
         okind = v.text_arg(object_kind, "object_kind", 32, required=False)
@@ -546,7 +562,7 @@ class Memory:
         name = v.text_arg(entity, "entity", ENTITY_NAME_CHARS)
         assert name is not None
         d = v.int_arg(depth, "depth", 1, 3, 2)
-        preds = v.str_list_arg(predicates, "predicates", 32, 128)
+        preds = [predicate_key(p) for p in v.str_list_arg(predicates, "predicates", 32, 128)]
         lim = v.int_arg(limit, "limit", 1, 500, 100)
         at = v.time_arg(as_of, "as_of")
         root = self.store.find_entity(ns, name, er.norm(name))

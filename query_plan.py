@@ -142,7 +142,10 @@ def split_query(text: str, terms: Terms = content_terms) -> list[str]:
 def analyze(text: str, terms: Terms = content_terms) -> Analysis:
     latin, cjk = terms(text)
     norm = unicodedata.normalize("NFKC", text)
-    proper = [m.name for m in er.extract_mentions(norm) if m.kind != "concept" or m.name[:1].isupper()]
+    import crosslingual as xl  # lazily: crosslingual reads this module's stop words
+
+    proper = [m.name for m in er.extract_mentions(norm, xl.common_english(), xl.lexicon())
+              if m.kind != "concept" or m.name[:1].isupper()]
     return Analysis(
         text=text,
         lang=er.detect_lang(text),

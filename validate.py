@@ -18,7 +18,7 @@ from errors import InvalidArgument, TooLarge
 
 # Used with fullmatch: `$` alone also matches before a final newline, so "default\n" would pass.
 NAMESPACE_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
-ID_RE = re.compile(r"[a-z]_[0-9a-f]{8,40}")
+ID_MAX_CHARS = 1000  # ids are opaque, but bounded: an unknown one is echoed in not_found
 METADATA_MAX_DEPTH = 32  # nesting of metadata objects and lists; JSON parsers recurse per level
 
 # Text that is a test or a greeting rather than a memory; compared after case folding and with
@@ -201,8 +201,23 @@ def id_arg(value: Any, name: str = "id") -> str:
         raise InvalidArgument("arg.required", name=name)
     if not isinstance(value, str):
         raise InvalidArgument("arg.type", name=name, expected="a string", got=type_name(value))
-    if not ID_RE.fullmatch(value):
-        raise InvalidArgument("arg.id", got=_show(value))
+    # Ids are opaque (contract v2): any other string is simply an id that was never issued, so the
+    # lookup answers not_found; only empty, NUL-bearing and absurdly long strings are refused here.
+    if not value.strip():
+        raise InvalidArgument("arg.empty", name=name)
+    if "\x00" in value:  # no engine can hold it (PostgreSQL text refuses NUL), so no id has one
+        raise InvalidArgument("arg.nul", name=name)
+    if len(value) > ID_MAX_CHARS:  # far longer than any id issued; it would fill the not_found message
+        raise TooLarge("arg.too_long", name=name, got=len(value), limit=ID_MAX_CHARS)
+    return value
+
+
+def choice_arg(value: Any, name: str, allowed: tuple[str, ...], default: str) -> str:
+    """One of `allowed` (a string), or `default` when absent."""
+    if value is None:
+        return default
+    if not isinstance(value, str) or value not in allowed:
+        raise InvalidArgument("arg.choice", name=name, allowed=", ".join(allowed), got=_show(value))
     return value
 
 

@@ -541,12 +541,19 @@ class AsyncMemlaneClient:
         tags: Sequence[str] | None = None,
         since: str | None = None,
         until: str | None = None,
+        min_relevance: float | None = None,
+        detail: str = "full",
     ) -> dict[str, Any]:
-        """Recall memories: the full result {hits, took_ms, lanes: {lane: {hits, ms}}, skipped}."""
+        """Recall memories: the full result {hits, took_ms, lanes: {lane: {hits, ms}}}.
+
+        A program reads every field, so this client asks for detail "full" (the daemon's default for agents
+        is "brief"). Hits below `min_relevance` (the daemon's default when None) are left out. Results are
+        compact: a field that would be null or an empty list is absent.
+        """
         result = await self.call("memory_recall", {
             "query": query, "namespace": namespace, "top_k": top_k, "lanes": _list(lanes), "as_of": as_of,
             "include_history": include_history, "source": source, "tags": _list(tags), "since": since,
-            "until": until,
+            "until": until, "min_relevance": min_relevance, "detail": detail,
         })
         if not isinstance(result.get("hits"), list):
             raise Internal(_t("client.bad_response", self.lang, tool="memory_recall", detail="no hits list"),

@@ -29,6 +29,7 @@ from commands.evalkit import (
     parse_list,
     parse_settings,
     percentile,
+    recall_args,
     table,
     write_json,
 )
@@ -72,9 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                 "select id, superseded_by from chunks where namespace = ? and superseded_by is not null "
                 "and kind = 'memory'", (ns,))]
         for q in tqdm(data["queries"], desc="recall", unit="q", file=sys.stderr):
-            kw: dict[str, Any] = {"query": q["query"], "namespace": ns, "top_k": 10}
-            if lanes:
-                kw["lanes"] = lanes
+            kw = recall_args(args, q["query"], ns, lanes)
             t0 = time.perf_counter()
             res = backend.recall(**kw)
             latencies.append((time.perf_counter() - t0) * 1000)

@@ -36,6 +36,7 @@ from commands.evalkit import (
     parse_list,
     parse_settings,
     percentile,
+    recall_args,
     table,
     write_json,
 )
@@ -128,9 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                      if qa.get("category") in cats and qa.get("evidence")]
         for ns, qa in tqdm(questions, desc="recall", unit="q", file=sys.stderr):
             evidence = {e.strip() for ev in qa["evidence"] for e in str(ev).split(";") if e.strip()}
-            kw = {"query": str(qa["question"]), "namespace": ns, "top_k": 10}
-            if lanes:
-                kw["lanes"] = lanes
+            kw = recall_args(args, str(qa["question"]), ns, lanes)
             t0 = time.perf_counter()
             res = backend.recall(**kw)
             latencies.append((time.perf_counter() - t0) * 1000)

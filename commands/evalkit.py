@@ -32,6 +32,17 @@ def add_run_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--token", default="", help=t("cli.help.eval_token"))
     ap.add_argument("--db", default="", help=t("cli.help.eval_db"))
     ap.add_argument("--json", default="", help=t("cli.help.eval_json"))
+    ap.add_argument("--min-relevance", type=float, default=None, help=t("cli.help.eval_min_relevance"))
+
+
+def recall_args(args: argparse.Namespace, query: str, namespace: str, lanes: list[str] | None) -> dict[str, Any]:
+    """memory_recall arguments of one evaluation question: full hits (the scripts read metadata), top 10."""
+    kw: dict[str, Any] = {"query": query, "namespace": namespace, "top_k": 10, "detail": "full"}
+    if lanes:
+        kw["lanes"] = lanes
+    if args.min_relevance is not None:
+        kw["min_relevance"] = args.min_relevance
+    return kw
 
 
 def parse_list(raw: str | None, allowed: Sequence[str], what: str) -> list[str]:

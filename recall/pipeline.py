@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from recall import hydrate, lanes, rank
+from recall import hydrate, lanes, rank, relevance
 from recall.fusion import RRF_K, Fused, LaneResult, fuse_lanes, fuse_parts, rrf_merge
 from recall.query import CONTEXT, RANKED, Plan
 from store.protocol import Store
@@ -89,9 +89,35 @@ def fuse(store: Store, plan: Plan, results: dict[str, LaneResult]) -> Fused:
     return fuse_lanes(results, parents, plan.q.stock_codes, store.linked)
 
 
-def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
-           pool: Executor | None) -> tuple[list[dict[str, Any]], dict[str, LaneResult], float]:
-    """The hits of one recall, the whole question's lane results, and their wall time (ms)."""
+def relevance_of(store: Store, plan: Plan, seqs: list[int], fused: Fused, qv: np.ndarray | None,
+                 cohort: relevance.Cohort | None) -> dict[int, float]:
+    """Relevance of each candidate (recall/relevance.py); a memory found through a fact takes the closer vector."""
+    facts = {s: fused.matched_fact[s] for s in seqs if s in fused.matched_fact}
+    probe = cohort.probe(qv, plan.q.analysis.lang) if qv is not None and cohort is not None else None
+    sims = store.similarities([*seqs, *facts.values()], probe) if probe is not None else {}
+    stats = cohort.stats(qv) if sims and cohort is not None and qv is not None else {}
+    contents = store.contents(seqs)
+    terms = plan.q.relevance_terms
+    names = store.alias_norms(seqs) if terms.names else {}
+    stored = relevance.names_stored(store, plan.flt, terms) if seqs else True
+    out = {}
+    for seq in seqs:
+        zs = []
+        for s in (seq, facts.get(seq)):
+            if s in sims and sims[s][1] in stats:
+                zs.append(relevance.symmetric_z(sims[s][0], stats[sims[s][1]]))
+        text = contents.get(seq, "")
+        out[seq] = relevance.score(max(zs) if zs else None, relevance.coverage(terms, text),
+                                   relevance.names_found(terms, text, names.get(seq, set())), stored)
+    return out
+
+
+def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: Executor | None,
+           cohort: Callable[[], relevance.Cohort] | None = None) -> tuple[list[dict[str, Any]], dict[str, LaneResult], float]:
+    """The hits of one recall, the whole question's lane results, and their wall time (ms).
+
+    Hits carry `relevance`; those below plan.min_relevance are left out, and the next candidates move up.
+    """
     results, wall = run_lanes(store, plan, embed, pool)
     fused = fuse(store, plan, results)
     if plan.cfg.query_split and plan.q.parts:
@@ -105,5 +131,15 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
         scores = rank.rerank(store, plan, scores)
     if plan.cfg.context_expansion:
         scores = rank.expand_context(store, plan, fused, scores)
+    scores = rank.earned(store, plan, fused, scores)
     order = sorted(scores, key=lambda s: (-scores[s], min(fused.ranks.get(s, {}).values(), default=RRF_K), -s))
-    return hydrate.hits(store, order[: plan.k], rrf, scores, fused, plan.flt.namespace), results, wall
+    cands = order[: plan.k * relevance.RELEVANCE_DEPTH]
+    qv, group = None, None
+    if cands and cohort is not None:
+        try:
+            qv, group = embed(plan.query), cohort()
+        except Exception:  # the embedder is down: lexical lanes still answer, relevance reads the words alone
+            qv, group = None, None
+    rel = relevance_of(store, plan, cands, fused, qv, group)
+    kept = [s for s in cands if rel[s] >= plan.min_relevance][: plan.k]
+    return hydrate.hits(store, kept, rrf, scores, fused, plan.flt.namespace, rel), results, wall

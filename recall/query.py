@@ -16,6 +16,7 @@ import crosslingual as xl
 import entity_resolve as er
 import query_plan as qp
 import rerank as rr
+from recall import relevance as rel
 from config import Config
 from store.protocol import Filter
 
@@ -74,6 +75,11 @@ class QueryInfo:
         return rr.predicate_classes(self.text)
 
     @cached_property
+    def relevance_terms(self) -> rel.Terms:
+        latin, cjk = self.content
+        return rel.Terms.of(latin, cjk, self.analysis.proper_nouns)
+
+    @cached_property
     def parts(self) -> list[QueryInfo]:
         """The sub-questions of a compound question ([] for a single one)."""
         return [QueryInfo(p, self._terms) for p in qp.split_query(self.text, terms=self.terms)]
@@ -88,6 +94,7 @@ class Plan:
     k: int
     lanes: tuple[str, ...] = LANES
     cfg: Config = field(default_factory=Config)  # the recall techniques' switches (docs/QUALITY.md)
+    min_relevance: float = 0.0  # hits below this relevance are left out (recall/relevance.py)
 
     @property
     def depth(self) -> int:

@@ -1,8 +1,10 @@
 """After fusion: predicate-aware reranking and supersession order (rerank.py holds the pure scoring),
-and the optional context expansion that lends score to a hit's neighbours in its thread."""
+the optional context expansion that lends score to a hit's neighbours in its thread, and the rule that
+lanes earn their rank."""
 
 from __future__ import annotations
 
+import entity_resolve as er
 import rerank as rr
 from recall.fusion import Fused
 from recall.query import Plan
@@ -59,4 +61,33 @@ def expand_context(store: Store, plan: Plan, fused: Fused, scores: dict[int, flo
             if out.get(nseq, 0.0) < gain:
                 out[nseq] = gain
                 fused.ranks.setdefault(nseq, {})
+    return out
+
+
+AGREEING = ("vector", "meta")  # the lanes that read the memory's own words and meaning
+STRUCTURAL = frozenset({"graph", "entity"})  # the lanes that reach a memory through entities and relations
+
+
+def earned(store: Store, plan: Plan, fused: Fused, scores: dict[int, float]) -> dict[int, float]:
+    """Lanes earn their rank: a hit that only the graph or entity lane found ranks below every hit that the
+    vector and text lanes agree on, unless the memory carries a name the query itself names.
+
+    Automatic entities are noisy ("Deploys", "Dana's"), and one wrong link lets a memory that neither
+    reads like the question nor shares its words take the first place (issue 14's trial). Those hits keep
+    their order among themselves, just below the lowest agreed hit.
+    """
+    agreed = [s for s in scores if all(lane in fused.ranks.get(s, {}) for lane in AGREEING)]
+    if not agreed:
+        return scores
+    floor = min(scores[s] for s in agreed)
+    lone = [s for s in scores if scores[s] >= floor and (r := fused.ranks.get(s)) and set(r) <= STRUCTURAL]
+    if not lone:
+        return scores
+    named = {er.norm(n) for group in plan.q.relevance_terms.names for n in group}
+    norms = store.alias_norms(lone) if named else {}
+    out = dict(scores)
+    demoted = sorted((s for s in lone if not named & norms.get(s, set())), key=lambda s: (-scores[s], -s))
+    step = abs(floor) * 1e-6 or 1e-9
+    for i, seq in enumerate(demoted, 1):
+        out[seq] = floor - step * i
     return out

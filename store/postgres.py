@@ -52,6 +52,7 @@ class PgStore(SharedSql, SqliteBrowse):
     """The PostgreSQL engine. Thread-safe; any number of instances and processes per database."""
 
     DERIVED = pg_derived
+    VECTORS = "chunk_vec"
     ROW_LOCK = " for update"
     TAG_SQL = "c.tags::jsonb @> jsonb_build_array(?::text)"
     HAS_VECTOR_SQL = "select 1 from chunk_vec where seq = ?"

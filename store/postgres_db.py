@@ -394,9 +394,17 @@ def _context_and_dates(dim: int) -> list[Any]:
     ]
 
 
+def _normal_keys(dim: int) -> list[Any]:
+    """Version 5 (issue 14), as SQLite's migration 4: content hashes ignore case and trailing punctuation;
+    predicates have one spelling. Computed in Python (store/shared.py), inside the migration's transaction."""
+    from store.shared import normalise_keys
+
+    return [lambda conn: normalise_keys(Handle(conn))]
+
+
 # Append-only. Each entry runs once, in its own transaction with its version bump. An entry returns its
 # steps: SQL statements, or a callable given the connection (for derived rows only Python can make).
-MIGRATIONS = [_baseline, _threads, _hnsw_32, _context_and_dates]
+MIGRATIONS = [_baseline, _threads, _hnsw_32, _context_and_dates, _normal_keys]
 SCHEMA_VERSION = len(MIGRATIONS)
 VERSION_TABLE = "memlane_schema"
 MIGRATION_LOCK = 0x6D656D6C616E65  # 'memlane': daemons starting together migrate one at a time

@@ -190,7 +190,14 @@ class Store(Protocol):
     def alias_norms(self, seqs: Sequence[int]) -> dict[int, set[str]]: ...
 
     def hit_rows(self, seqs: Sequence[int]) -> dict[int, dict[str, Any]]:
-        """Hydration: seq → the contract's hit fields."""
+        """Hydration: seq → the contract's hit fields, plus `superseded_by`: the memory that replaced this
+        one (its superseded_by link, else the version an update wrote after it), or None."""
+        ...
+
+    def similarities(self, seqs: Sequence[int], qv: np.ndarray) -> dict[int, tuple[np.ndarray, str]]:
+        """Cosine similarity of each row of `qv` (one vector, or a matrix of them) to each chunk's stored
+        vector, with the chunk's language: seq → (one similarity per row, lang). Chunks without a vector
+        yet are left out. Relevance reads only the few hits."""
         ...
 
     def entity_names(self, seqs: Sequence[int]) -> dict[int, list[str]]: ...

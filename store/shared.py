@@ -4,7 +4,8 @@ A mixin of SqliteStore and PgStore. Each engine provides `reader()` (a connectio
 handle that borrows one per statement), `atomic()`,
 `TAG_SQL` (one tag filter), `DERIVED` (the module that owns its derived rows), `NO_INDEX` (SQLite's `+` that keeps a column from
 driving a plan; empty on PostgreSQL), `ROW_LOCK` (what a read-modify-write appends to its select) and
-`db_bytes()`, `_move_vectors(db, src, dst)`.
+`db_bytes()`, `_move_vectors(db, src, dst)`, and `VECTORS` (the table holding each chunk's vector as
+`seq, embedding`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from errors import Conflict, NotFound
 from store.protocol import Filter, NewChunk, ThreadView
-from store.util import new_id
+from store.util import content_hash, new_id, predicate_key
 
 LIVE_COUNT_EXACT_BELOW = 20_000  # larger namespaces reuse a live-chunk count for up to 30 s
 NS_TABLES = ("chunks", "entities", "entity_aliases", "relations")
@@ -33,10 +36,55 @@ def _chunks_of(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]
         yield items[i : i + size]
 
 
+def _as_array(vec: Any) -> np.ndarray:
+    """A stored vector (SQLite's float32 blob, pgvector's Vector) as a float32 array."""
+    if isinstance(vec, (bytes, bytearray, memoryview)):
+        return np.frombuffer(vec, dtype=np.float32)
+    return np.asarray(vec.to_numpy() if hasattr(vec, "to_numpy") else vec, dtype=np.float32)
+
+
+def normalise_keys(db: Any) -> None:
+    """Recompute every content hash and predicate spelling (store/util.py) inside a migration (issue 14).
+
+    Runs on either engine's migration connection (qmark SQL). Two live edges that now have one spelling
+    are merged: the first keeps the higher confidence, the other is closed, as one live edge per
+    (subject, predicate, object) is what upsert_relation keeps (PostgreSQL enforces it with an index).
+    """
+    for seq, content in db.execute("select seq, content from chunks").fetchall():
+        db.execute("update chunks set content_hash = ? where seq = ?", (content_hash(content), seq))
+    live: dict[tuple[str, str, str, str], tuple[str, float]] = {}
+    closed: list[tuple[str, str]] = []
+    renamed: list[tuple[str, str]] = []
+    merged: set[tuple[str, str, str, str]] = set()
+    rows = db.execute("select id, namespace, subject_id, predicate, object_id, confidence, valid_until, created_at "
+                      "from relations order by created_at, id").fetchall()
+    for rid, ns, subj, pred, obj, conf, until, created in rows:
+        key = predicate_key(pred)
+        edge = (ns, subj, key, obj)
+        if until is None and edge in live:
+            closed.append((created, rid))
+            live[edge] = (live[edge][0], max(live[edge][1], conf))
+            merged.add(edge)
+            continue
+        if until is None:
+            live[edge] = (rid, conf)
+        if key != pred:
+            renamed.append((key, rid))
+    # Close before renaming: a renamed edge must never meet a second live one, even for a moment.
+    for when, rid in closed:
+        db.execute("update relations set valid_until = ?, forgotten_reason = 'merged: one predicate spelling' "
+                   "where id = ?", (when, rid))
+    for rid, conf in (live[e] for e in merged):
+        db.execute("update relations set confidence = ? where id = ? and confidence < ?", (conf, rid, conf))
+    for key, rid in renamed:
+        db.execute("update relations set predicate = ? where id = ?", (key, rid))
+
+
 class SharedSql:
     """Reads and writes written once for both engines."""
 
     DERIVED: Any
+    VECTORS: str
     NO_INDEX = ""
     ROW_LOCK = ""
     TAG_SQL: str
@@ -198,12 +246,16 @@ class SharedSql:
                                           list(seqs)).fetchall())
 
     def rank_rows(self, seqs: Sequence[int]) -> dict[int, tuple[str, str, str | None, str]]:
+        if not seqs:  # `in ()` is an error on PostgreSQL
+            return {}
         return {r[0]: r[1:] for r in self.reader().execute(
             f"select seq, content, valid_from, superseded_by, id from chunks where seq in ({_marks(seqs)})",
             list(seqs))}
 
     def alias_norms(self, seqs: Sequence[int]) -> dict[int, set[str]]:
         names: dict[int, set[str]] = defaultdict(set)
+        if not seqs:
+            return names
         for seq, alias in self.reader().execute(
                 f"select ce.chunk_seq, a.norm from chunk_entities ce join entity_aliases a on a.entity_id = ce.entity_id "
                 f"where ce.chunk_seq in ({_marks(seqs)})", list(seqs)):
@@ -232,10 +284,27 @@ class SharedSql:
             return {}
         return {r[0]: {"chunk_id": r[1], "content": r[2], "source": r[3], "importance": r[4],
                        "tags": json.loads(r[5]), "metadata": json.loads(r[6]), "created_at": r[7],
-                       "valid_from": r[8], "valid_until": r[9]}
+                       "valid_from": r[8], "valid_until": r[9], "superseded_by": r[10]}
                 for r in self.reader().execute(
-                    f"select seq, id, content, source, importance, tags, metadata, created_at, valid_from, valid_until "
-                    f"from chunks where seq in ({_marks(seqs)})", list(seqs))}
+                    f"select c.seq, c.id, c.content, c.source, c.importance, c.tags, c.metadata, c.created_at, "
+                    f"c.valid_from, c.valid_until, coalesce(c.superseded_by, "
+                    f"(select n.id from chunks n where n.previous_id = c.id limit 1)) "
+                    f"from chunks c where c.seq in ({_marks(seqs)})", list(seqs))}
+
+    def similarities(self, seqs: Sequence[int], qv: np.ndarray) -> dict[int, tuple[np.ndarray, str]]:
+        if not seqs:
+            return {}
+        q = np.atleast_2d(np.asarray(qv, dtype=np.float32))
+        q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+        out: dict[int, tuple[np.ndarray, str]] = {}
+        db = self.reader()
+        for part in _chunks_of(list(seqs)):
+            for seq, vec, lang in db.execute(
+                    f"select v.seq, v.embedding, c.lang from {self.VECTORS} v join chunks c on c.seq = v.seq "
+                    f"where v.seq in ({_marks(part)})", list(part)):
+                v = _as_array(vec)
+                out[int(seq)] = (q @ v / (float(np.linalg.norm(v)) or 1.0), lang)
+        return out
 
     def entity_names(self, seqs: Sequence[int]) -> dict[int, list[str]]:
         ents: dict[int, list[str]] = defaultdict(list)

@@ -37,6 +37,7 @@ class SqliteStore(SharedSql, SqliteBrowse):
     """The SQLite engine. Thread-safe; one instance per process per file."""
 
     DERIVED = derived
+    VECTORS = "chunk_vec_f32"  # float32 copies; chunk_vec (vec0) is the exact-scan index
     # `+c.namespace`: never drive a lane from the (namespace, valid_until) index, which walks the whole
     # namespace; FTS, entity and id lookups find the rows.
     NO_INDEX = "+"

@@ -164,8 +164,15 @@ def _context_queue(conn: Any, dim: int) -> None:
     """)
 
 
+def _normal_keys(conn: Any, dim: int) -> None:
+    """Version 4 (issue 14): content hashes ignore case and trailing punctuation; predicates have one spelling."""
+    from store.shared import normalise_keys
+
+    normalise_keys(conn)
+
+
 # Append-only. Each entry runs once, in its own BEGIN IMMEDIATE transaction with its version bump.
-MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline, _threads_and_context, _context_queue]
+MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline, _threads_and_context, _context_queue, _normal_keys]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

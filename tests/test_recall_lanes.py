@@ -200,3 +200,29 @@ def test_sequential_and_parallel_lanes_do_the_same_work(store: SqliteStore) -> N
         par = pipeline.recall(store, p, lambda q: unit(1), pool)[0]
     seq = pipeline.recall(store, p, lambda q: unit(1), None)[0]
     assert [h["chunk_id"] for h in par] == [h["chunk_id"] for h in seq] and par
+
+
+# ---------------------------------------------------------------- lanes that earn their rank (issue 14)
+
+
+def test_a_graph_or_entity_only_hit_ranks_below_what_vector_and_text_agree_on(store: SqliteStore) -> None:
+    from recall import rank
+
+    db = put(store, "Our main database is PostgreSQL 16.")
+    pm = put(store, "Bob Müller is the product manager.", entities=(("Bob Müller", "person"),))
+    cat = put(store, "Dana's cat is called Miso.", entities=(("Dana", "person"),))
+    vec_only = put(store, "We back up every night.")
+    # The graph lane put the product manager first, as in the trial; the database memory is found by
+    # both the vector and the text lane; the cat only by the entity lane.
+    fused = fusion.Fused({pm: 0.05, cat: 0.04, db: 0.03, vec_only: 0.02},
+                         {pm: {"graph": 1}, cat: {"entity": 1}, db: {"vector": 2, "meta": 1},
+                          vec_only: {"vector": 1}}, {})
+    scores = rank.earned(store, plan("Which database do we use now?"), fused, dict(fused.scores))
+    order = sorted(scores, key=lambda s: -scores[s])
+    assert order[0] == db and order.index(pm) < order.index(cat) and scores[cat] > scores[vec_only]
+    # A query that names the entity keeps the entity lane's hit where fusion put it.
+    named = rank.earned(store, plan("What does Dana's cat eat in the database?"), fused, dict(fused.scores))
+    assert named[cat] == fused.scores[cat] and named[pm] < named[db]
+    # Without a hit the two lanes agree on, nothing moves.
+    alone = fusion.Fused({pm: 0.05, vec_only: 0.02}, {pm: {"graph": 1}, vec_only: {"vector": 1}}, {})
+    assert rank.earned(store, plan("Which database?"), alone, dict(alone.scores)) == alone.scores

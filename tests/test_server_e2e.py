@@ -19,8 +19,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.engine_neutral]
 TRANSPORTS = ("sse", "http")
 TOOLS = {"memory_remember", "memory_recall", "memory_relate", "memory_forget", "memory_update", "memory_history",
          "memory_graph_query", "memory_stats"}
+# A full hit of a live memory: version 1's fields, compact (valid_until, null while live, is left out).
 HIT_KEYS = {"chunk_id", "content", "score", "ranks", "source", "importance", "tags", "metadata", "entities",
-            "created_at", "valid_from", "valid_until"}
+            "created_at", "valid_from", "relevance", "status", "final_score"}
+BRIEF_KEYS = {"chunk_id", "content", "relevance", "status", "superseded_by", "valid_from", "valid_until", "entities"}
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$")
 
 
@@ -42,6 +44,8 @@ async def call(session: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     assert not res.is_error, text
     assert res.structured_content is not None
     assert json.loads(text) == res.structured_content
+    assert text == json.dumps(res.structured_content, ensure_ascii=False, separators=(",", ":"))  # compact
+    assert "null" not in text.replace('"null"', "") and "[]" not in text.replace('"hits":[]', "")
     return res.structured_content
 
 
@@ -78,10 +82,10 @@ def test_tools_and_prompt_are_listed(daemon: Daemon, transport: str) -> None:
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert set(tools) == TOOLS
             for tool in tools.values():
-                assert "Call this" in (tool.description or ""), tool.name
+                assert len(tool.description or "") > 40, tool.name
                 props = tool.input_schema["properties"]
                 assert "namespace" in props
-                assert all(p.get("description") for p in props.values()), tool.name
+                assert all(p.get("description") for n, p in props.items() if n != "namespace"), tool.name
             assert tools["memory_remember"].input_schema["required"] == ["content"]
             assert tools["memory_recall"].annotations.read_only_hint is True
             assert tools["memory_forget"].annotations.destructive_hint is True
@@ -108,9 +112,8 @@ def test_every_tool_matches_the_contract(daemon: Daemon, transport: str) -> None
                 "source": "chat", "importance": 0.8, "tags": ["move", "work"],
                 "entities": ["Alice", {"name": "SAP", "kind": "org", "aliases": ["SAP SE"]}],
                 "metadata": {"k": "v", "n": 1}, "valid_from": "2024-03-01T00:00:00Z"})
-            assert set(r) >= {"chunk_id", "namespace", "created", "duplicate_of", "entities", "facts", "embedding",
-                              "warnings"}
-            assert r["created"] is True and r["duplicate_of"] is None and r["namespace"] == space
+            assert set(r) >= {"chunk_id", "namespace", "created", "entities", "embedding"}
+            assert r["created"] is True and "duplicate_of" not in r and r["namespace"] == space
             assert r["embedding"] in ("queued", "done")
             names = {e["name"] for e in r["entities"]}
             assert {"Alice", "SAP"} <= names
@@ -124,8 +127,13 @@ def test_every_tool_matches_the_contract(daemon: Daemon, transport: str) -> None
             other = await call(s, "memory_remember", {"content": "Bob prefers green tea over coffee.",
                                                       "namespace": space, "tags": ["food"]})
 
-            rec = await call(s, "memory_recall", {"query": "Where does Alice live?", "namespace": space, "top_k": 5})
-            assert set(rec) >= {"hits", "took_ms", "lanes", "skipped"} and rec["skipped"] is None
+            brief = await call(s, "memory_recall", {"query": "Where does Alice live?", "namespace": space, "top_k": 5})
+            assert set(brief) == {"hits", "took_ms"} and brief["hits"][0]["chunk_id"] == cid
+            assert all(set(h) <= BRIEF_KEYS and {"chunk_id", "content", "relevance", "status"} <= set(h)
+                       for h in brief["hits"])
+            rec = await call(s, "memory_recall", {"query": "Where does Alice live?", "namespace": space, "top_k": 5,
+                                                  "detail": "full"})
+            assert set(rec) >= {"hits", "took_ms", "lanes"} and "skipped" not in rec
             assert set(rec["lanes"]) == {"vector", "graph", "meta", "entity"}
             assert all(set(v) >= {"hits", "ms"} for v in rec["lanes"].values())
             assert rec["hits"] and rec["hits"][0]["chunk_id"] == cid
@@ -135,11 +143,12 @@ def test_every_tool_matches_the_contract(daemon: Daemon, transport: str) -> None
                                         for lane, rank in hit["ranks"].items())
             assert hit["tags"] == ["move", "work"] and hit["metadata"] == {"k": "v", "n": 1}
             assert hit["source"] == "chat" and hit["importance"] == 0.8
-            assert ISO_UTC.match(hit["created_at"]) and hit["valid_until"] is None
+            assert ISO_UTC.match(hit["created_at"]) and "valid_until" not in hit and hit["status"] == "current"
+            assert 0 <= hit["relevance"] <= 1
             assert hit["valid_from"].startswith("2024-03-01T00:00:00")
 
             only = await call(s, "memory_recall", {"query": "tea", "namespace": space, "tags": ["food"],
-                                                   "lanes": ["meta"]})
+                                                   "lanes": ["meta"], "detail": "full"})
             assert [h["chunk_id"] for h in only["hits"]] == [other["chunk_id"]]
             assert set(only["lanes"]) == {"meta"}
 
@@ -152,10 +161,10 @@ def test_every_tool_matches_the_contract(daemon: Daemon, transport: str) -> None
 
             g = await call(s, "memory_graph_query", {"entity": "Alice", "namespace": space, "depth": 1})
             assert set(g) >= {"root", "nodes", "edges", "truncated"}
-            assert g["root"]["name"] == "Alice" and set(g["root"]) >= {"id", "name", "kind", "aliases"}
+            assert g["root"]["name"] == "Alice" and set(g["root"]) >= {"id", "name", "kind"}  # no aliases: left out
             assert any(e["relation_id"] == rel["relation_id"] and e["predicate"] == "works_at" for e in g["edges"])
-            assert all(set(e) >= {"relation_id", "subject", "predicate", "object", "confidence", "valid_from",
-                                  "valid_until"} for e in g["edges"])
+            assert all(set(e) >= {"relation_id", "subject", "predicate", "object", "confidence", "valid_from"}
+                       for e in g["edges"])
             assert any(n["name"] == "SAP" for n in g["nodes"])
 
             up = await call(s, "memory_update", {"id": cid, "content": "Alice moved to Munich in 2025; still at SAP.",
@@ -165,9 +174,8 @@ def test_every_tool_matches_the_contract(daemon: Daemon, transport: str) -> None
             h = await call(s, "memory_history", {"id": up["chunk_id"], "namespace": space})
             versions = h["versions"]
             assert [v["chunk_id"] for v in versions] == [cid, up["chunk_id"]]
-            assert versions[0]["valid_until"] is not None and versions[1]["valid_until"] is None
-            assert all(set(v) >= {"chunk_id", "content", "valid_from", "valid_until", "forgotten_reason"}
-                       for v in versions)
+            assert versions[0]["valid_until"] and "valid_until" not in versions[1]
+            assert all(set(v) >= {"chunk_id", "content", "valid_from"} for v in versions)
 
             f = await call(s, "memory_forget", {"id": other["chunk_id"], "namespace": space, "reason": "user said so"})
             assert f["id"] == other["chunk_id"] and f["forgotten"] is True and ISO_UTC.match(f["valid_until"])
@@ -212,6 +220,11 @@ def test_errors_carry_contract_codes(daemon: Daemon, transport: str) -> None:
             await fail(s, "memory_remember", {"content": "x" * 40_000}, "too_large")
             await fail(s, "memory_forget", {"id": "m_" + "0" * 24, "namespace": space}, "not_found")
             await fail(s, "memory_history", {"id": "m_" + "0" * 24, "namespace": space}, "not_found")
+            for never in ("'; drop table chunks;--", "not-an-id", "r_zzz"):  # ids are opaque: never issued
+                await fail(s, "memory_forget", {"id": never, "namespace": space}, "not_found")
+                await fail(s, "memory_update", {"id": never, "content": "Carol likes chess"}, "not_found")
+            assert "detail" in await fail(s, "memory_recall", {"query": "alice", "detail": "short"}, "invalid_argument")
+            await fail(s, "memory_recall", {"query": "alice", "min_relevance": 2}, "invalid_argument")
             await fail(s, "memory_graph_query", {"entity": "Nobody Atall", "namespace": space}, "not_found")
             await fail(s, "memory_graph_query", {"entity": "x", "depth": 9}, "invalid_argument")
             await fail(s, "memory_nonexistent", {}, "invalid_argument")
@@ -242,8 +255,8 @@ def test_namespaces_are_isolated(daemon: Daemon) -> None:
             await fail(s2, "memory_graph_query", {"entity": "Vault", "namespace": b}, "not_found")
             assert (await call(s2, "memory_stats", {"namespace": b}))["chunks"] == 0
             # Still intact in its own namespace.
-            assert (await call(s1, "memory_history", {"id": r["chunk_id"], "namespace": a}))["versions"][0][
-                "valid_until"] is None
+            assert "valid_until" not in (await call(s1, "memory_history", {"id": r["chunk_id"], "namespace": a}))[
+                "versions"][0]
             # Same content in another namespace is a new memory, not a duplicate.
             r2 = await call(s2, "memory_remember", {"content": "The vault code word is pelican.", "namespace": b})
             assert r2["created"] is True and r2["chunk_id"] != r["chunk_id"]

