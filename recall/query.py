@@ -16,8 +16,8 @@ import crosslingual as xl
 import entity_resolve as er
 import query_plan as qp
 import rerank as rr
-from recall import relevance as rel
 from config import Config
+from recall import relevance as rel
 from store.protocol import Filter
 
 LANES = ("vector", "graph", "meta", "entity")
