@@ -26,6 +26,7 @@ ALIASES = {
     "reembed.py": "reembed", "health_check.py": "health", "benchmark.py": "bench",
     "bench_dashboard.py": "bench dashboard", "bench_recall_latency.py": "bench recall-latency",
     "eval_locomo.py": "eval locomo", "eval_bilingual.py": "eval bilingual", "eval_foreign.py": "eval foreign",
+    "eval_entities.py": "eval entities",
 }
 
 
