@@ -144,7 +144,7 @@ _PERSON_BEFORE = re.compile(r"\b(?:ask|asked|met|meet|told|tell|ping|pinged|than
                             r"emailed|pair|pairs|paired)\s+(?:with\s+)?$", re.I)
 _ORG_BEFORE = re.compile(r"\b(?:(?:works?|worked|working|interns?|interned|jobs?)\s+(?:at|for)|joined|"
                          r"contract\s+with|[A-Z][a-z]+\s+from)\s+$")
-_FROM_ORG = re.compile(rf"^\s+from\s+(?:the\s+)?[A-ZÀ-ÖØ-Þ]")  # "Sarah from Acme Corp": a person from an org
+_FROM_ORG = re.compile(r"^\s+from\s+(?:the\s+)?[A-ZÀ-ÖØ-Þ]")  # "Sarah from Acme Corp": a person from an org
 _PLACE_CUE = re.compile(r"\b(?:in|to|from|near|at|visit|visited|visiting|based in|moved to|lives in|flew to)\s+$")
 _HASHTAG = re.compile(r"(?<![\w#&])#([^\s#\d][^\s#]{0,63})")
 _UP, _LOW = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"  # Latin capitals and small letters, accented ones included (Müller)
@@ -262,8 +262,9 @@ def _chinese_name_at(toks: list[Any], i: int, lexicon: Any) -> tuple[str, str, i
             if kind:
                 return joined, kind, j
     kind = _jieba_kind(word, flag, lexicon)
+    unknown_noun = kind is None and flag.startswith("n") and lexicon is not None and word not in lexicon.zh2en
     if lexicon is not None and i + 1 < len(toks) and toks[i + 1].word in ZH_ORG_SUFFIXES and len(word) >= 2 \
-            and (kind not in (None, "place") or (flag.startswith("n") and word not in lexicon.zh2en)):
+            and (kind not in (None, "place") or unknown_noun):  # 星展/银行, but 深圳/研究所 stays a place
         return word + toks[i + 1].word, "org", i + 2
     if kind is None and lexicon is not None and len(word) >= 2 and _proper_only(word, lexicon):
         kind = _proper_only(word, lexicon)  # a name jieba tags as an ordinary noun (百度/n, 钉钉/n)
@@ -290,7 +291,8 @@ _ACRONYM = re.compile(r"(?<![\w$@#.-])[A-Z][A-Z0-9&]{1,5}(?![\w-])")
 # All-caps words that are not names.
 NOT_ACRONYMS = frozenset("I A OK AM PM TV ID FAQ FYI ASAP ETA TBD TODO LOL OMG BTW IMO IMHO PS NB RE CC BCC".split())
 # All-caps words for kinds of things and roles, not for one named thing (the API, our CTO, the ETL jobs).
-GENERIC_ACRONYMS = frozenset("""API APIS SDK CLI GUI UI UX CI CD ML AI LLM ETL CTO CEO CFO COO CPO VP HR QA PR PRS MR
+# CI stays a name: a team has one CI system, and questions name it ("before we switched CI providers").
+GENERIC_ACRONYMS = frozenset("""API APIS SDK CLI GUI UI UX ML AI LLM ETL CTO CEO CFO COO CPO VP HR QA PR PRS MR
     DB SQL OS CPU GPU RAM SSD HDD PDF CSV JSON XML YAML HTML CSS URL URI HTTP HTTPS DNS TLS SSL VPN IP TCP UDP
     KPI OKR SLA SLO MVP ROI PM PMS EOD EOW OOO WFH PTO""".split())
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;。！？；\n]\s*|^\W*)$")
