@@ -44,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval locomo": ("eval_locomo", "cli.help.eval_locomo"),
     "eval bilingual": ("eval_bilingual", "cli.help.eval_bilingual"),
     "eval foreign": ("eval_foreign", "cli.help.eval_foreign"),
+    "eval entities": ("eval_entities", "cli.help.eval_entities"),
 }
 
 

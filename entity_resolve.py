@@ -135,14 +135,22 @@ _ORG_WORDS = frozenset("inc inc. corp corp. corporation ltd ltd. llc gmbh ag co 
                        "technologies capital partners ventures holdings".split())
 _PLACE_WORDS = frozenset("city street road avenue lake river mountain mount island bay county province state "
                          "park valley beach airport station".split())
-_PERSON_CUE = re.compile(r"^\s*(?:said|says|told|asked|thinks|wants|likes|loves|prefers|lives|lived|works|worked|"
+_PERSON_CUE = re.compile(r"^\s*(?:said|says|told|asked|thinks|wants|likes|loves|prefers|uses|hates|reviews|"
+                         r"lives|lived|works|worked|"
                          r"leads|manages|joined|moved|and\s+I|['’]s\s+(?:wife|husband|partner|son|daughter|mother|"
                          r"father|brother|sister|friend|boss|cat|dog|birthday))\b")
+# "ask Priya", "met Sam Altman": a verb whose object is a person; "works at Stripe", "Henrik from Spotify".
+_PERSON_BEFORE = re.compile(r"\b(?:ask|asked|met|meet|told|tell|ping|pinged|thank|thanks|call|called|email|"
+                            r"emailed|pair|pairs|paired)\s+(?:with\s+)?$", re.I)
+_ORG_BEFORE = re.compile(r"\b(?:(?:works?|worked|working|interns?|interned|jobs?)\s+(?:at|for)|joined|"
+                         r"contract\s+with|[A-Z][a-z]+\s+from)\s+$")
+_FROM_ORG = re.compile(r"^\s+from\s+(?:the\s+)?[A-ZÀ-ÖØ-Þ]")  # "Sarah from Acme Corp": a person from an org
 _PLACE_CUE = re.compile(r"\b(?:in|to|from|near|at|visit|visited|visiting|based in|moved to|lives in|flew to)\s+$")
 _HASHTAG = re.compile(r"(?<![\w#&])#([^\s#\d][^\s#]{0,63})")
 _UP, _LOW = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"  # Latin capitals and small letters, accented ones included (Müller)
 _WORD_CAP = f"[{_UP}][{_UP}{_LOW}'’-]*[{_LOW}][{_UP}{_LOW}'’-]*"
 _PROPER = re.compile(rf"\b{_WORD_CAP}(?:\s+(?:of\s+|de\s+|van\s+)?{_WORD_CAP})*")
+_ACRONYM_NAME = re.compile(rf"(?<![\w$@#.-])([A-Z]{{2,5}}) ({_WORD_CAP})(?![\w'’-])")
 # Capitalized words that start sentences or questions, not names.
 FUNCTION_WORDS = frozenset(
     """a an the this that these those it its i we you he she they my our your his her their me us them
@@ -192,31 +200,94 @@ def _jieba_posseg() -> _Tagger:
 _CN_KINDS = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", "nt": "org", "nz": "concept"}
 
 
+# Words that end an organisation's name (星展银行, 全季酒店, 苹果公司) after a word that names it.
+ZH_ORG_SUFFIXES = ("银行", "公司", "集团", "大学", "学院", "酒店", "医院", "研究所", "研究院", "证券", "科技", "基金")
+# Tags of words that cannot be, or end, the given name after a surname (潘/nr 婷婷/z → 潘婷婷).
+_NOT_GIVEN_TAGS = ("v", "p", "u", "d", "c", "r", "m", "t", "x", "f", "q", "y", "e", "o", "a", "eng")
+MAX_NAME_TOKENS = 4  # jieba tokens that one dictionary name may span (字节/跳动, 海底/捞)
+
+
+def _proper_only(word: str, lexicon: Any) -> str | None:
+    """The kind of a word CC-CEDICT lists as a proper name and not also as an ordinary word, else None.
+
+    小米 (Xiaomi, also millet) and 大理 (Dali, also a judge) are ordinary words too; 苹果公司's only gloss
+    is its own name, Apple Inc.
+    """
+    named = lexicon.zh_names.get(word)
+    if not named:
+        return None
+    names = {n.casefold() for n, _ in named}
+    if any(g not in names for g in lexicon.zh2en.get(word, ())):
+        return None
+    return next((k for _, k in named if k != "concept"), "concept")
+
+
+def _jieba_kind(word: str, flag: str, lexicon: Any) -> str | None:
+    """The kind of one jieba word from its tag and CC-CEDICT, or None when it is no name."""
+    kind = _CN_KINDS.get(flag)
+    if not kind or len(word) < 2:
+        return None
+    if lexicon is not None:
+        named = lexicon.zh_names.get(word)
+        if named:
+            kind = next((k for _, k in named if k != "concept"), kind)
+        elif kind != "person" and word in lexicon.zh2en:
+            return None
+        elif kind == "concept":
+            return None  # jieba's "other proper noun" outside the dictionary is mostly a common phrase
+        elif kind == "person" and (len(word) > 4 or word in lexicon.zh2en or word[:2] in lexicon.zh2en):
+            return None  # a person's name is not, and does not start with, an ordinary word (连接池)
+    return kind
+
+
 def chinese_mentions(text: str, lexicon: Any = None) -> list[Mention]:
     """Names jieba tags as person, place, organisation or other proper noun.
 
     With the CC-CEDICT `lexicon` (crosslingual.Lexicon), a word the dictionary lists as a proper name takes
     the kind its gloss names (北京: place, 华为: org), and a word it lists only as an ordinary word (城市,
-    连接池) is dropped unless jieba calls it a person.
+    连接池) is dropped unless jieba calls it a person. The dictionary also finds the names jieba cuts in
+    pieces (字节/跳动 → 字节跳动, 海底/捞 → 海底捞); a name before an organisation word is one
+    organisation (星展/银行 → 星展银行), and a surname before a short given name is one person (潘/婷婷).
     """
     out = []
     for run in _CJK_RUN.findall(text):
-        for word, flag in _jieba_posseg().cut(run):
-            kind = _CN_KINDS.get(flag)
-            if not kind or len(word) < 2:
+        toks = list(_jieba_posseg().cut(run))
+        i = 0
+        while i < len(toks):
+            got = _chinese_name_at(toks, i, lexicon)
+            if got:
+                name, kind, i = got
+                out.append(Mention(name, kind))
                 continue
-            if lexicon is not None:
-                named = lexicon.zh_names.get(word)
-                if named:
-                    kind = next((k for _, k in named if k != "concept"), kind)
-                elif kind != "person" and word in lexicon.zh2en:
-                    continue
-                elif kind == "concept":
-                    continue  # jieba's "other proper noun" outside the dictionary is mostly a common phrase
-                elif kind == "person" and (len(word) > 4 or word in lexicon.zh2en or word[:2] in lexicon.zh2en):
-                    continue  # a person's name is not, and does not start with, an ordinary word (连接池)
-            out.append(Mention(word, kind))
+            i += 1
     return out
+
+
+def _chinese_name_at(toks: list[Any], i: int, lexicon: Any) -> tuple[str, str, int] | None:
+    """(name, kind, the index after it) for a name that starts at token i, or None."""
+    word, flag = toks[i].word, toks[i].flag
+    if flag == "t":
+        return None  # time words (周三, 春节) are capitalised in CC-CEDICT's pinyin but name no entity
+    if lexicon is not None:
+        for j in range(min(len(toks), i + MAX_NAME_TOKENS), i + 1, -1):
+            joined = "".join(t.word for t in toks[i:j])
+            kind = _proper_only(joined, lexicon) if len(joined) <= MAX_CJK_SUBSTRING else None
+            if kind:
+                return joined, kind, j
+    kind = _jieba_kind(word, flag, lexicon)
+    unknown_noun = kind is None and flag.startswith("n") and lexicon is not None and word not in lexicon.zh2en
+    if lexicon is not None and i + 1 < len(toks) and toks[i + 1].word in ZH_ORG_SUFFIXES and len(word) >= 2 \
+            and (kind not in (None, "place") or unknown_noun):  # 星展/银行, but 深圳/研究所 stays a place
+        return word + toks[i + 1].word, "org", i + 2
+    if kind is None and lexicon is not None and len(word) >= 2 and _proper_only(word, lexicon):
+        kind = _proper_only(word, lexicon)  # a name jieba tags as an ordinary noun (百度/n, 钉钉/n)
+    if kind is None and flag == "nr" and len(word) == 1 and i + 1 < len(toks):
+        given = toks[i + 1]
+        if 1 <= len(given.word) <= 2 and _CJK.match(given.word) and not given.flag.startswith(_NOT_GIVEN_TAGS):
+            return word + given.word, "person", i + 2
+    if kind is None:
+        return None
+    return word, kind, i + 1
 
 
 def cjk_words(text: str) -> list[str]:
@@ -230,6 +301,11 @@ def cjk_words(text: str) -> list[str]:
 _ACRONYM = re.compile(r"(?<![\w$@#.-])[A-Z][A-Z0-9&]{1,5}(?![\w-])")
 # All-caps words that are not names.
 NOT_ACRONYMS = frozenset("I A OK AM PM TV ID FAQ FYI ASAP ETA TBD TODO LOL OMG BTW IMO IMHO PS NB RE CC BCC".split())
+# All-caps words for kinds of things and roles, not for one named thing (the API, our CTO, the ETL jobs).
+# CI stays a name: a team has one CI system, and questions name it ("before we switched CI providers").
+GENERIC_ACRONYMS = frozenset("""API APIS SDK CLI GUI UI UX ML AI LLM ETL CTO CEO CFO COO CPO VP HR QA PR PRS MR
+    DB SQL OS CPU GPU RAM SSD HDD PDF CSV JSON XML YAML HTML CSS URL URI HTTP HTTPS DNS TLS SSL VPN IP TCP UDP
+    KPI OKR SLA SLO MVP ROI PM PMS EOD EOW OOO WFH PTO""".split())
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;。！？；\n]\s*|^\W*)$")
 
 
@@ -241,6 +317,48 @@ def _is_common(word: str, common_words: frozenset[str] | set[str]) -> bool:
         if w.endswith(suf) and len(w) - len(suf) >= 3:
             forms.append(w[: -len(suf)] + rep)
     return any(f in common_words for f in forms)
+
+
+def _is_function_word(name: str) -> bool:
+    """A function word, weekday or month, also in the plural ("on Fridays", "Mondays are quiet")."""
+    w = name.casefold()
+    return w in FUNCTION_WORDS or (w.endswith("s") and w[:-1] in FUNCTION_WORDS and w[:-1].endswith("day"))
+
+
+def _is_irregular_past(word: str) -> bool:
+    import entity_kinds
+
+    return word.casefold() in entity_kinds.IRREGULAR_PAST
+
+
+def _english_verbs() -> frozenset[str]:
+    import entity_kinds  # imports crosslingual, which imports this module
+
+    return entity_kinds.english_verbs()
+
+
+_SUBJECT_OF = re.compile(r"^\s*(?:is|are|was|were|has|have|had|will|would|can|could|should|did|does|said|"
+                         r"says)\b")
+
+
+def _leading_verb(words: list[str], piece: str, before: str, after: str, verbs: frozenset[str],
+                  lexicon: Any) -> bool:
+    """Whether the first of several capitalised words is a verb that starts the sentence, not part of the
+    name: "Prefers PostgreSQL", "Use Sentry", "Met Sam Altman", but not "Lake Geneva", "Mark Chen" (a given
+    name), "United States" (CC-CEDICT knows the whole name) or "Trail of Bits" (a name joined by "of")."""
+    import entity_kinds
+
+    first = words[0]
+    if not _SENTENCE_START.search(before + piece[: piece.find(first)]):
+        return False
+    if first.casefold() in _PLACE_WORDS | _ORG_WORDS or words[1].casefold() in ("of", "de", "van"):
+        return False
+    if _SUBJECT_OF.match(after):
+        return False  # "Grace Hopper is ...": the capitalised words are the subject, a name
+    if lexicon is not None and (" ".join(words).casefold() in lexicon.en_names
+                                or first.casefold() in lexicon.given_names):
+        return False
+    return entity_kinds.is_verb(first, verbs)
 
 
 def english_kind(name: str, before: str, after: str, lexicon: Any = None) -> str:
@@ -259,10 +377,13 @@ def english_kind(name: str, before: str, after: str, lexicon: Any = None) -> str
             return "person"  # a known given name or surname: Bob Müller, Alice Chen
     if last in _PLACE_WORDS and len(words) > 1:
         return "place"
-    if _PERSON_CUE.match(after) and not name.isupper():
-        return "person"
+    if _ORG_BEFORE.search(before[-30:]):
+        return "org"
     if _PLACE_CUE.search(before[-20:]) and not name.isupper():
         return "place" if lexicon is None or name.casefold() in lexicon.en_names else "concept"
+    if (_PERSON_CUE.match(after) or _FROM_ORG.match(after) or _PERSON_BEFORE.search(before[-20:])) \
+            and not name.isupper():
+        return "person"
     return "concept"
 
 
@@ -277,9 +398,14 @@ def english_proper_nouns(text: str, common_words: frozenset[str] | set[str] | No
     """
     out = []
     spans: list[tuple[int, int]] = []
+    verbs = _english_verbs() if lexicon is not None else None
     for m in _DOTTED.finditer(text):
         out.append(Mention(m.group(0), "concept"))
         spans.append((m.start(), m.end()))
+    for m in _ACRONYM_NAME.finditer(text):
+        if m.group(1) not in NOT_ACRONYMS | GENERIC_ACRONYMS and m.group(2).casefold() not in FUNCTION_WORDS:
+            out.append(Mention(m.group(0), "concept"))  # VS Code, AWS Lambda: an acronym naming with a word
+            spans.append((m.start(), m.end()))
     for m in _PROPER.finditer(text):
         if any(a <= m.start() < b for a, b in spans):
             continue
@@ -296,21 +422,28 @@ def english_proper_nouns(text: str, common_words: frozenset[str] | set[str] | No
                 lead += 1
             while words and words[-1].casefold() in ("of", "de", "van"):
                 words.pop()
+            if verbs and len(words) > 1 and _leading_verb(words, piece, text[:start], text[start + len(piece):],
+                                                          verbs, lexicon):
+                words.pop(0)  # "Ask Priya", "Met Sam Altman": the verb that starts the sentence is no name
             if not words:
                 continue
             name = " ".join(words).strip("'’-")
-            if name.casefold() in FUNCTION_WORDS or len(name) < 2:
+            if _is_function_word(name) or len(name) < 2:
                 continue
             at = text.find(name, start)
             at = start if at < 0 else at
             after = text[at + len(name):]
+            if verbs and len(words) == 1 and not lead and _SENTENCE_START.search(text[:at]) \
+                    and _is_irregular_past(name):
+                continue  # "Flew to Tokyo": an irregular past tense that only starts the sentence
             if (common_words and len(words) == 1 and _is_common(name, common_words)
                     and (lead or _SENTENCE_START.search(text[:at])) and not _PERSON_CUE.match(after)):
                 continue
             out.append(Mention(name, english_kind(name, text[:at], after, lexicon)))
     for m in _ACRONYM.finditer(text):
         word = m.group(0)
-        if word not in NOT_ACRONYMS and not word.isdigit() and not canonical_stock(word):
+        if word not in NOT_ACRONYMS and word not in GENERIC_ACRONYMS and not word.isdigit() \
+                and not canonical_stock(word):
             if any(a <= m.start() < b for a, b in spans):
                 continue
             out.append(Mention(word, english_kind(word, text[: m.start()], text[m.end():], lexicon)))

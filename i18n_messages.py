@@ -1625,6 +1625,19 @@ MESSAGES: dict[str, dict[str, str]] = {
               "the share that gets no hit.",
         "zh": "无关问题：在只存有另一评测集记忆的命名空间中提问，统计没有任何结果的比例。",
     },
+    "cli.help.eval_entities": {
+        "en": "Precision and recall of the automatic entities on a labelled set of English and Chinese "
+              "sentences, by name and by name and kind.",
+        "zh": "在带标注的中英文句子集上评测自动实体的准确率与召回率（按名称，以及按名称加类型）。",
+    },
+    "cli.help.entities_path": {
+        "en": "the labelled set, one JSON sentence a line (default: tests/data/entities_labelled.jsonl)",
+        "zh": "标注集，每行一个 JSON 句子（默认：tests/data/entities_labelled.jsonl）",
+    },
+    "cli.help.entities_verbose": {
+        "en": "also list each sentence's spurious, missed and wrongly kinded entities",
+        "zh": "同时列出每句多出、漏掉和类型错误的实体",
+    },
     # --- (end of issue 14) ---
 }
 

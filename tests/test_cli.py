@@ -27,6 +27,7 @@ ALIASES = {
     "bench_dashboard.py": "bench dashboard", "bench_recall_latency.py": "bench recall-latency",
     "bench_ann.py": "bench ann", "bench_profile.py": "bench profile", "bench_worker.py": "bench worker",
     "eval_locomo.py": "eval locomo", "eval_bilingual.py": "eval bilingual", "eval_foreign.py": "eval foreign",
+    "eval_entities.py": "eval entities",
 }
 
 

