@@ -9,7 +9,7 @@ import re
 import threading
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 # ---------------------------------------------------------------- normalization
 
@@ -251,7 +251,7 @@ def chinese_mentions(text: str, lexicon: Any = None) -> list[Mention]:
     """
     out = []
     for run in _CJK_RUN.findall(text):
-        toks = list(_jieba_posseg().cut(run))
+        toks = [_Tok(w, f) for w, f in _jieba_posseg().cut(run)]
         i = 0
         while i < len(toks):
             got = _chinese_name_at(toks, i, lexicon)
@@ -263,7 +263,14 @@ def chinese_mentions(text: str, lexicon: Any = None) -> list[Mention]:
     return out
 
 
-def _chinese_name_at(toks: list[Any], i: int, lexicon: Any) -> tuple[str, str, int] | None:
+class _Tok(NamedTuple):
+    """One segmented word and its part-of-speech tag (rjieba gives them as pairs)."""
+
+    word: str
+    flag: str
+
+
+def _chinese_name_at(toks: list[_Tok], i: int, lexicon: Any) -> tuple[str, str, int] | None:
     """(name, kind, the index after it) for a name that starts at token i, or None."""
     word, flag = toks[i].word, toks[i].flag
     if flag == "t":
