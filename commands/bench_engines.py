@@ -107,16 +107,14 @@ def _load_sqlite(path: Path, vecs: np.ndarray) -> tuple[Any, float, float]:
     from store import derived
     from store.sqlite import SqliteStore
 
-    center = vecs[:2000].mean(axis=0)
-    store = SqliteStore(path, DIM, compute_center=lambda: center, model="synthetic")
+    store = SqliteStore(path, DIM, model="synthetic")
     t0 = time.perf_counter()
     for i in range(0, len(vecs), 5000):
         with store.atomic() as db:
             for j in range(i, min(i + 5000, len(vecs))):
                 db.execute("insert into chunks(seq, id, namespace, content, content_hash, created_at, valid_from) "
                            "values (?,?,?,?,?,?,?)", (j + 1, f"m_{j:08x}", NS, f"synthetic {j}", f"{j:064x}", NOW, NOW))
-                derived.write_vector(db, j + 1, NS, True, "en", vecs[j].tobytes(), center)
-    store.center()
+                derived.write_vector(db, j + 1, NS, True, "en", vecs[j].tobytes())
     loaded = time.perf_counter()
     store.nearest(Filter(NS), vecs[0], K)  # starts the index build on a thread (store/ann.py)
     store.ann.wait()

@@ -325,7 +325,6 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
 
     comps = component_vectors(mem.embedder)
     store, cfg = mem.store, mem.config
-    center = store.center()  # before any transaction: the first call may embed
     rng = np.random.default_rng(seed)
     seen_rel: set[tuple[str, str, str]] = set()
     # The vocabulary is finite: once the store has resolved an entity (and its aliases), later chunks
@@ -356,7 +355,7 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
                         ent = known[name]
                         store.link_entity(db, seq, ent["id"])
                         linked.append(ent)
-                store.write_vectors(db, [(QueuedChunk(seq, NS, text, lang), vec)], center)  # as the worker does
+                store.write_vectors(db, [(QueuedChunk(seq, NS, text, lang), vec)])  # as the worker does
                 if it["relation"] and it["relation"] not in seen_rel:
                     seen_rel.add(it["relation"])
                     s, p, o = it["relation"]

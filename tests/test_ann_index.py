@@ -112,7 +112,7 @@ def test_recall_at_10_against_exact_search(tmp_path: Path, monkeypatch: pytest.M
     centres = rng.normal(size=(40, dim)).astype(np.float32)
     vecs = centres[rng.integers(0, 40, n)] + rng.normal(size=(n, dim)).astype(np.float32) * 0.7
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    store = SqliteStore(tmp_path / "v.db", dim, compute_center=lambda: np.zeros(dim, np.float32))
+    store = SqliteStore(tmp_path / "v.db", dim)
     try:
         with store.atomic() as tx:
             items = []
@@ -121,7 +121,7 @@ def test_recall_at_10_against_exact_search(tmp_path: Path, monkeypatch: pytest.M
                                  "2024-01-01T00:00:00.000000Z")
                 _, seq = store.insert_chunk(tx, chunk)
                 items.append((QueuedChunk(seq, "v", chunk.content, "en"), vecs[i]))
-            store.write_vectors(tx, items, np.zeros(dim, np.float32))
+            store.write_vectors(tx, items)
         queries = vecs[rng.integers(0, n, 50)] + rng.normal(size=(50, dim)).astype(np.float32) * 0.1
         exact = [store.nearest(Filter("v"), q, 10) for q in queries]
         assert all(e.exact for e in exact)

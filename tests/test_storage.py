@@ -54,6 +54,20 @@ def test_migrations_from_empty_and_from_each_previous_version_agree(tmp_path):
     assert fresh.execute("select value from meta where key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
 
 
+def test_version_4_drops_the_sign_bit_index_and_its_centre(tmp_path):
+    """A database of 0.1.0-3 had chunk_vec_bit and the centre rows in meta; version 4 removes both."""
+    conn = connect(tmp_path / "old.db")
+    for version in range(1, 4):
+        MIGRATIONS[version - 1](conn, 384)
+        conn.execute(f"pragma user_version = {version}")
+    conn.execute("create virtual table chunk_vec_bit using vec0(namespace text partition key, "
+                 "bucket integer partition key, live integer, embedding bit[384])")
+    conn.execute("insert into meta(key, value) values ('vec_center', 'abcd'), ('vec_center_model', 'm')")
+    assert migrate(conn, 384) == [4]
+    assert conn.execute("select count(*) from sqlite_master where name like 'chunk_vec_bit%'").fetchone()[0] == 0
+    assert conn.execute("select count(*) from meta where key like 'vec_center%'").fetchone()[0] == 0
+
+
 def test_a_newer_schema_is_refused(tmp_path):
     conn = connect(tmp_path / "new.db")
     conn.execute(f"pragma user_version = {SCHEMA_VERSION + 1}")
