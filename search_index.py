@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-
 # The same CJK ranges entity_resolve uses to segment Chinese, so a 2-character word that jieba
 # produces from a query is always a bigram of the stored text exactly when LIKE '%word%' matches.
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]+")
