@@ -14,8 +14,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-
 import search_index as si
 import timeground
 from errors import Unavailable
