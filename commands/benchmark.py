@@ -1063,6 +1063,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db-url", help=t("cli.help.bench_db_url"))
     ap.add_argument("--engine-vectors", choices=("composed", "clustered"), default="composed",
                     help=t("cli.help.bench_engine_vectors"))
+    ap.add_argument("--namespaces", type=int, default=1, help=t("cli.help.bench_namespaces"))
+    ap.add_argument("--ef-search", type=int, nargs="+", help=t("cli.help.bench_ef_search"))
     ap.add_argument("--hnsw", type=int, nargs=2, metavar=("M", "EF_CONSTRUCTION"),
                     help=t("cli.help.bench_hnsw", m=16, ef=64))
     ap.add_argument("--child-probe", help=argparse.SUPPRESS)
@@ -1090,7 +1092,7 @@ def main(argv: list[str] | None = None) -> int:
 
         m, efc = args.hnsw or (None, None)
         rows = bench_engines.main(args.engine, args.chunks, args.queries, args.seed, args.db_url, args.tmpdir,
-                                  args.engine_vectors, m, efc)
+                                  args.engine_vectors, m, efc, max(1, args.namespaces), args.ef_search)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
             say("bench.json_written", path=str(args.json))
