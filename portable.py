@@ -126,11 +126,10 @@ class ImportReport:
 class _Importer:
     """Writes records into the database through `atomic` (the Memory's single write path)."""
 
-    def __init__(self, store: Any, dim: int, model: str, center: np.ndarray) -> None:
+    def __init__(self, store: Any, dim: int, model: str) -> None:
         self.atomic = store.atomic
         self.store = store
         self.derived = store.DERIVED  # the engine's owner of derived rows (store/derived.py, store/pg_derived.py)
-        self.center = center  # the coarse codes' centre, for imported vectors (store/derived.write_vector)
         self.dim = dim
         self.model = model
         self.header: dict[str, Any] | None = None
@@ -223,7 +222,7 @@ class _Importer:
         vec = self._vector(rec.get("vector"))
         if vec is not None:
             self.store.put_vector(db, seq, row["namespace"], row.get("valid_until") is None, row.get("lang") or "en",
-                                  vec, self.center)
+                                  vec)
             self.report.vectors += 1
         else:
             self.derived.enqueue(db, seq, row["created_at"])
@@ -291,8 +290,7 @@ def import_records(mem: Any, lines: Iterable[bytes | str], *, progress: Callable
     so that one bad line never loses its neighbours.
     """
     store = mem.store
-    # The centre of the coarse vector codes, before any transaction (computing it may embed).
-    imp = _Importer(store, mem.embedder.dim, mem.embedder.model, store.center())
+    imp = _Importer(store, mem.embedder.dim, mem.embedder.model)
     before = _total_changes(store)
     batch: list[tuple[int, dict[str, Any]]] = []
 

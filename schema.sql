@@ -108,15 +108,7 @@ create virtual table if not exists chunk_vec using vec0(
     lang text,
     embedding float[{dim}] distance_metric=cosine
 );
--- Large namespaces: a coarse KNN over sign bits (48 bytes a vector at 384 dimensions), then the
--- candidates are rescored in float32 from chunk_vec_f32 (search_index.coarse_knn). `bucket` is
--- seq % 8: vec0's top-k work grows with rows x k, so 8 queries for k/8 beat one for k.
-create virtual table if not exists chunk_vec_bit using vec0(
-    namespace text partition key,
-    bucket integer partition key,
-    live integer,
-    embedding bit[{dim}]
-);
+-- Every vector again as float32: what the approximate index (store/ann.py) is built and rebuilt from.
 create table if not exists chunk_vec_f32 (
     seq integer primary key references chunks(seq),
     embedding blob not null               -- float32, L2-normalized

@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-
 # The same CJK ranges entity_resolve uses to segment Chinese, so a 2-character word that jieba
 # produces from a query is always a bigram of the stored text exactly when LIKE '%word%' matches.
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]+")
@@ -22,37 +20,6 @@ ANN_MIN_CHUNKS = 5_000  # `memlane bench ann`: 7x faster than vec0 at 5k, recall
 # With filters beyond namespace and liveness, the index is asked for this many times k, then filtered.
 ANN_OVERSAMPLE = 4
 
-# The model's centre: the mean of these texts' embeddings, computed once per model and stored in
-# `meta`. It placed the sign-bit codes that the approximate index replaced; the store protocol's
-# write_vectors still takes it, and a later protocol change can drop it.
-REFERENCE_TEXTS = (
-    "The weather in Berlin is cold and rainy today.", "我明天要去上海出差，周五回来。",
-    "Alice bought 100 shares of Apple after the earnings call.", "会议改到下午三点，在三楼会议室。",
-    "The production server crashed after the last update.", "他喜欢吃火锅和饺子，不太能吃辣。",
-    "Remember to call the dentist on Monday morning.", "这家公司的季度财报超出了市场预期。",
-    "My daughter started piano lessons in September.", "贵州茅台（600519）今天上涨了百分之三。",
-    "The recipe needs two eggs, flour and a pinch of salt.", "我们计划明年春天去日本看樱花。",
-    "Bob prefers green tea to coffee in the morning.", "项目的截止日期推迟到了下个月底。",
-    "The invoice INV-2031 was paid by bank transfer.", "她在杭州的一家互联网公司做产品经理。",
-)
-
-
-def compute_center(embedder: Any) -> np.ndarray:
-    """The mean embedding of REFERENCE_TEXTS (run outside any write transaction)."""
-    return np.asarray(embedder.embed_passages(list(REFERENCE_TEXTS)), dtype=np.float32).mean(axis=0)
-
-
-def center_for(embedder: Any) -> np.ndarray:
-    """compute_center, cached on the embedder: one process opening many stores (tests, tools) embeds once."""
-    model = embedder.model
-    center = getattr(embedder, "_memlane_center", None)
-    if center is None or getattr(embedder, "_memlane_center_model", None) != model:
-        center = compute_center(embedder)
-        try:
-            embedder._memlane_center, embedder._memlane_center_model = center, model
-        except AttributeError:  # an embedder with __slots__ simply recomputes next time
-            pass
-    return center
 
 
 def bigram_token(word: str) -> str:

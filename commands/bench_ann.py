@@ -47,14 +47,13 @@ def load_vectors(path: Path | None, n: int, dim: int, seed: int) -> np.ndarray:
 
 def fill(store: SqliteStore, vecs: np.ndarray) -> None:
     now = "2024-01-01T00:00:00.000000Z"
-    center = np.zeros(vecs.shape[1], np.float32)
     for start in range(0, len(vecs), 5000):
         with store.atomic() as tx:
             items = []
             for i in range(start, min(len(vecs), start + 5000)):
                 _, seq = store.insert_chunk(tx, NewChunk(NS, f"chunk {i}", f"h{i}", None, 0.5, [], {}, "en", now, now))
                 items.append((QueuedChunk(seq, NS, "", "en"), vecs[i]))
-            store.write_vectors(tx, items, center)
+            store.write_vectors(tx, items)
 
 
 def _p50(values: list[float]) -> float:
@@ -62,7 +61,7 @@ def _p50(values: list[float]) -> float:
 
 
 def measure(vecs: np.ndarray, queries: np.ndarray, k: int, workdir: Path) -> dict[str, Any]:
-    store = SqliteStore(workdir / f"n{len(vecs)}.db", vecs.shape[1], compute_center=lambda: np.zeros(1))
+    store = SqliteStore(workdir / f"n{len(vecs)}.db", vecs.shape[1])
     try:
         fill(store, vecs)
         saved, si.ANN_MIN_CHUNKS = si.ANN_MIN_CHUNKS, len(vecs) + 1

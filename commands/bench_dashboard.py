@@ -93,9 +93,8 @@ def build(db: Path, home: Path, n: int, real: bool, rng: random.Random) -> dict[
             queued = m.store.queued(10**9)  # random unit vectors, written where the worker writes them
             vecs = np.random.default_rng(7).standard_normal((len(queued), m.embedder.dim)).astype(np.float32)
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-            center = m.store.center()
             with m.store.atomic() as w:
-                m.store.write_vectors(w, list(zip(queued, vecs, strict=True)), center)
+                m.store.write_vectors(w, list(zip(queued, vecs, strict=True)))
         # A week of recall_log rows, so the latency plot and the 24 h tables have data.
         now = time.time()
         with m.store.atomic() as w:

@@ -72,7 +72,12 @@ def vectors(n: int, seed: int, clusters: int = 1000) -> np.ndarray:
     return out
 
 
-def _load_pg(url: str, vecs: np.ndarray, m: int, ef_construction: int) -> tuple[Any, float, float]:
+def namespace_of(i: int, namespaces: int) -> str:
+    """Vector i's namespace: NS, or with several namespaces NS0, NS1, ... in turn (queries ask NS0)."""
+    return NS if namespaces == 1 else f"{NS}{i % namespaces}"
+
+
+def _load_pg(url: str, vecs: np.ndarray, m: int, ef_construction: int, namespaces: int) -> tuple[Any, float, float]:
     import psycopg
     from pgvector.psycopg import register_vector
 
@@ -88,11 +93,12 @@ def _load_pg(url: str, vecs: np.ndarray, m: int, ef_construction: int) -> tuple[
             with cur.copy("copy chunks (seq, id, namespace, content, content_hash, created_at, valid_from) "
                           "from stdin") as cp:
                 for i in range(len(vecs)):
-                    cp.write_row((i + 1, f"m_{i:08x}", NS, f"synthetic {i}", f"{i:064x}", NOW, NOW))
+                    cp.write_row((i + 1, f"m_{i:08x}", namespace_of(i, namespaces), f"synthetic {i}", f"{i:064x}",
+                                  NOW, NOW))
             with cur.copy("copy chunk_vec (seq, namespace, live, lang, embedding) from stdin with (format binary)") as cp:
                 cp.set_types(["int8", "text", "bool", "text", "vector"])
                 for i, v in enumerate(vecs):
-                    cp.write_row((i + 1, NS, True, "en", v))
+                    cp.write_row((i + 1, namespace_of(i, namespaces), True, "en", v))
         conn.execute("select setval(pg_get_serial_sequence('chunks', 'seq'), %s)", (len(vecs),))
         conn.execute("analyze")
         loaded = time.perf_counter()
@@ -103,28 +109,29 @@ def _load_pg(url: str, vecs: np.ndarray, m: int, ef_construction: int) -> tuple[
     return store, loaded - t0, time.perf_counter() - loaded
 
 
-def _load_sqlite(path: Path, vecs: np.ndarray) -> tuple[Any, float, float]:
+def _load_sqlite(path: Path, vecs: np.ndarray, namespaces: int) -> tuple[Any, float, float]:
     from store import derived
     from store.sqlite import SqliteStore
 
-    center = vecs[:2000].mean(axis=0)
-    store = SqliteStore(path, DIM, compute_center=lambda: center, model="synthetic")
+    store = SqliteStore(path, DIM, model="synthetic")
     t0 = time.perf_counter()
     for i in range(0, len(vecs), 5000):
         with store.atomic() as db:
             for j in range(i, min(i + 5000, len(vecs))):
                 db.execute("insert into chunks(seq, id, namespace, content, content_hash, created_at, valid_from) "
-                           "values (?,?,?,?,?,?,?)", (j + 1, f"m_{j:08x}", NS, f"synthetic {j}", f"{j:064x}", NOW, NOW))
-                derived.write_vector(db, j + 1, NS, True, "en", vecs[j].tobytes(), center)
-    store.center()
+                           "values (?,?,?,?,?,?,?)", (j + 1, f"m_{j:08x}", namespace_of(j, namespaces),
+                                                       f"synthetic {j}", f"{j:064x}", NOW, NOW))
+                derived.write_vector(db, j + 1, namespace_of(j, namespaces), True, "en", vecs[j].tobytes())
     loaded = time.perf_counter()
-    store.nearest(Filter(NS), vecs[0], K)  # starts the index build on a thread (store/ann.py)
+    store.nearest(Filter(namespace_of(0, namespaces)), vecs[0], K)  # starts its index build (store/ann.py)
     store.ann.wait()
     return store, loaded - t0, time.perf_counter() - loaded
 
 
 def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None, tmp: Path,
-               m: int, ef_construction: int) -> dict[str, Any]:
+               m: int, ef_construction: int, namespaces: int = 1,
+               ef_search: list[int] | None = None) -> list[dict[str, Any]]:
+    """One row per ef_search value on PostgreSQL (the shipped one when none is given), one on SQLite."""
     n, queries = len(vecs), len(qs)
     server = None
     if engine == "postgres":
@@ -137,36 +144,54 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
             with psycopg.connect(server.url(), autocommit=True) as conn:
                 conn.execute("create database bench")
             db_url = server.url("bench")
-        store, load_s, build_s = _load_pg(db_url, vecs, m, ef_construction)
+        store, load_s, build_s = _load_pg(db_url, vecs, m, ef_construction, namespaces)
     else:
-        store, load_s, build_s = _load_sqlite(tmp / "bench.db", vecs)
+        store, load_s, build_s = _load_sqlite(tmp / "bench.db", vecs, namespaces)
     try:
-        flt = Filter(NS)
-        for q in qs[:5]:  # warm-up
-            store.nearest(flt, q, K)
-        lat, hits = [], 0
-        for q in qs:
-            t0 = time.perf_counter()
-            got = store.nearest(flt, q, K, K)
-            lat.append((time.perf_counter() - t0) * 1000)
-            exact = set((np.argpartition(-(vecs @ q), K)[:K] + 1).tolist())
-            hits += len(exact & {r[0] for r in got.rows[:K]})
-        lat.sort()
-        size = store.db_bytes()
-        return {"engine": engine, "chunks": n, "queries": queries, "load_s": round(load_s, 1),
-                "index_build_s": round(build_s, 1), **({"hnsw_m": m, "hnsw_ef_construction": ef_construction}
-                                                      if engine == "postgres" else {}),
-                "db_mb": round(size / 2**20, 1), "p50_ms": round(statistics.median(lat), 2),
-                "p95_ms": round(lat[int(0.95 * (len(lat) - 1))], 2), "recall_at_10": round(hits / (K * queries), 4),
-                "exact": bool(got.exact)}
+        import store.postgres as sp
+
+        out = []
+        shipped = sp.EF_SEARCH_MIN
+        for ef in (ef_search or [None]) if engine == "postgres" else [None]:
+            sp.EF_SEARCH_MIN = ef or shipped
+            try:
+                row = _measure(store, vecs, qs, namespaces)
+            finally:
+                sp.EF_SEARCH_MIN = shipped
+            out.append({"engine": engine, "chunks": n, "namespaces": namespaces, "namespace_chunks": n // namespaces,
+                        "queries": queries, "load_s": round(load_s, 1), "index_build_s": round(build_s, 1),
+                        **({"hnsw_m": m, "hnsw_ef_construction": ef_construction, "ef_search": ef or shipped}
+                           if engine == "postgres" else {}), **row})
+        return out
     finally:
         store.close()
         if server is not None:
             server.stop()
 
 
+def _measure(store: Any, vecs: np.ndarray, qs: np.ndarray, namespaces: int) -> dict[str, Any]:
+    """p50/p95 of store.nearest and its recall@10 against an exact numpy scan of the namespace."""
+    n, queries = len(vecs), len(qs)
+    mine = np.arange(0, n, namespaces)  # the queried namespace's vectors (their seq is index + 1)
+    flt = Filter(namespace_of(0, namespaces))
+    for q in qs[:5]:  # warm-up
+        store.nearest(flt, q, K)
+    lat, hits = [], 0
+    for q in qs:
+        t0 = time.perf_counter()
+        got = store.nearest(flt, q, K, K)
+        lat.append((time.perf_counter() - t0) * 1000)
+        exact = set((mine[np.argpartition(-(vecs[mine] @ q), K)[:K]] + 1).tolist())
+        hits += len(exact & {r[0] for r in got.rows[:K]})
+    lat.sort()
+    return {"db_mb": round(store.db_bytes() / 2**20, 1), "p50_ms": round(statistics.median(lat), 2),
+            "p95_ms": round(lat[int(0.95 * (len(lat) - 1))], 2), "recall_at_10": round(hits / (K * queries), 4),
+            "exact": bool(got.exact)}
+
+
 def main(engines: list[str], n: int, queries: int, seed: int, db_url: str | None, tmpdir: Path | None,
-         kind: str = "composed", m: int | None = None, ef_construction: int | None = None) -> list[dict[str, Any]]:
+         kind: str = "composed", m: int | None = None, ef_construction: int | None = None,
+         namespaces: int = 1, ef_search: list[int] | None = None) -> list[dict[str, Any]]:
     from store.postgres_db import HNSW_EF_CONSTRUCTION, HNSW_M
 
     vecs, qs = (composed if kind == "composed" else clustered)(n, queries, seed)
@@ -174,10 +199,12 @@ def main(engines: list[str], n: int, queries: int, seed: int, db_url: str | None
     for engine in engines:
         tmp = Path(tempfile.mkdtemp(prefix="memlane-bench-", dir=tmpdir))
         try:
-            res = run_engine(engine, vecs, qs, db_url, tmp, m or HNSW_M, ef_construction or HNSW_EF_CONSTRUCTION)
-            res["vectors"] = kind
+            rows = run_engine(engine, vecs, qs, db_url, tmp, m or HNSW_M, ef_construction or HNSW_EF_CONSTRUCTION,
+                              namespaces, ef_search)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        print(res, flush=True)
-        out.append(res)
+        for res in rows:
+            res["vectors"] = kind
+            print(res, flush=True)
+            out.append(res)
     return out

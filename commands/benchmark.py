@@ -325,7 +325,6 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
 
     comps = component_vectors(mem.embedder)
     store, cfg = mem.store, mem.config
-    center = store.center()  # before any transaction: the first call may embed
     rng = np.random.default_rng(seed)
     seen_rel: set[tuple[str, str, str]] = set()
     # The vocabulary is finite: once the store has resolved an entity (and its aliases), later chunks
@@ -356,7 +355,7 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
                         ent = known[name]
                         store.link_entity(db, seq, ent["id"])
                         linked.append(ent)
-                store.write_vectors(db, [(QueuedChunk(seq, NS, text, lang), vec)], center)  # as the worker does
+                store.write_vectors(db, [(QueuedChunk(seq, NS, text, lang), vec)])  # as the worker does
                 if it["relation"] and it["relation"] not in seen_rel:
                     seen_rel.add(it["relation"])
                     s, p, o = it["relation"]
@@ -1064,6 +1063,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db-url", help=t("cli.help.bench_db_url"))
     ap.add_argument("--engine-vectors", choices=("composed", "clustered"), default="composed",
                     help=t("cli.help.bench_engine_vectors"))
+    ap.add_argument("--namespaces", type=int, default=1, help=t("cli.help.bench_namespaces"))
+    ap.add_argument("--ef-search", type=int, nargs="+", help=t("cli.help.bench_ef_search"))
     ap.add_argument("--hnsw", type=int, nargs=2, metavar=("M", "EF_CONSTRUCTION"),
                     help=t("cli.help.bench_hnsw", m=16, ef=64))
     ap.add_argument("--child-probe", help=argparse.SUPPRESS)
@@ -1091,7 +1092,7 @@ def main(argv: list[str] | None = None) -> int:
 
         m, efc = args.hnsw or (None, None)
         rows = bench_engines.main(args.engine, args.chunks, args.queries, args.seed, args.db_url, args.tmpdir,
-                                  args.engine_vectors, m, efc)
+                                  args.engine_vectors, m, efc, max(1, args.namespaces), args.ef_search)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
             say("bench.json_written", path=str(args.json))

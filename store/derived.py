@@ -14,8 +14,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-
 import search_index as si
 import timeground
 from errors import Unavailable
@@ -61,10 +59,9 @@ def dequeue(db: Any, seq: int) -> None:
     db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
 
 
-def write_vector(db: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes, center: np.ndarray) -> None:
+def write_vector(db: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes) -> None:
     """Store one chunk's vector for the exact scan (chunk_vec) and as float32 (chunk_vec_f32), and note
-    it for the approximate index. Re-embedding replaces both. `center` is no longer used (it placed the
-    sign-bit codes the approximate index replaced)."""
+    it for the approximate index. Re-embedding replaces both."""
     # A vec0 delete of a rowid that is not there is slow, so look in the plain table first.
     if db.execute("select 1 from chunk_vec_f32 where seq = ?", (seq,)).fetchone():
         drop_vector(db, seq)

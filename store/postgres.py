@@ -149,10 +149,6 @@ class PgStore(SharedSql, SqliteBrowse):
         tx.executemany("insert into meta(key, value) values (?, ?) on conflict (key) do update set value = "
                        "excluded.value", list(values.items()))
 
-    def center(self) -> np.ndarray:
-        """SQLite's coarse sign-bit codes need a centre; HNSW does not (write_vectors ignores it)."""
-        return np.zeros(self.dim, dtype=np.float32)
-
     def db_bytes(self) -> int:
         with self.connection() as db:
             return int(db.execute("select pg_database_size(current_database())").fetchone()[0])
@@ -164,9 +160,8 @@ class PgStore(SharedSql, SqliteBrowse):
             db.execute("set transaction isolation level repeatable read, read only")
             yield db
 
-    def put_vector(self, tx: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes,
-                   center: np.ndarray) -> None:
-        """An imported vector (portable.py); `center` is SQLite's and unused here."""
+    def put_vector(self, tx: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes) -> None:
+        """An imported vector (portable.py)."""
         pg_derived.write_vector(tx, seq, namespace, live, lang, vec)
 
     # ------------------------------------------------------------ filters
@@ -358,7 +353,7 @@ class PgStore(SharedSql, SqliteBrowse):
                            "claimed_at = null where chunk_seq = ? and claimed_by = ?",
                            [(error[:500], s, self.instance) for s in seqs])
 
-    def write_vectors(self, tx: Any, items: Sequence[tuple[QueuedChunk, np.ndarray]], center: np.ndarray) -> list[int]:
+    def write_vectors(self, tx: Any, items: Sequence[tuple[QueuedChunk, np.ndarray]]) -> list[int]:
         """Write the vectors of rows this daemon still holds; a row whose lease passed to another daemon
         is skipped, so a chunk gets one vector from one daemon."""
         written = []

@@ -118,11 +118,6 @@ class Store(Protocol):
         """Refuse at start, not at the first write, when the database cannot be written."""
         ...
 
-    def center(self) -> np.ndarray:
-        """The centre of the coarse vector codes for this store's model (computed on first use, outside
-        any transaction: it may embed)."""
-        ...
-
     # ---- candidate lists (recall)
     def nearest(self, flt: Filter, qv: np.ndarray, k: int, depth: int | None = None) -> Neighbours:
         """The k nearest vectors that pass `flt`; the engine picks exact or approximate search (an
@@ -254,7 +249,7 @@ class Store(Protocol):
         The context vectors of the windows that held it are re-made without it."""
         ...
 
-    def write_vectors(self, tx: Any, items: Sequence[tuple[QueuedChunk, np.ndarray]], center: np.ndarray) -> list[int]:
+    def write_vectors(self, tx: Any, items: Sequence[tuple[QueuedChunk, np.ndarray]]) -> list[int]:
         """Store vectors of chunks still queued and dequeue them; returns the seqs written."""
         ...
 

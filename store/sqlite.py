@@ -57,13 +57,11 @@ class SqliteStore(SharedSql, SqliteBrowse):
             last = seqs[-1]
             moved += derived.move_vectors(db, seqs, dst)
 
-    def __init__(self, path: str | Path, dim: int, *, compute_center: Callable[[], np.ndarray] | None = None,
-                 model: str = "", cache_mib: int | None = None) -> None:
+    def __init__(self, path: str | Path, dim: int, *, model: str = "", cache_mib: int | None = None) -> None:
         self.path = Path(path)
         self._cache_kib = int(cache_mib * 1024) if cache_mib else CACHE_KIB
         self.dim = int(dim)
         self._model = model
-        self._compute_center = compute_center
         self._write_lock = threading.RLock()
         self._log_lock = threading.Lock()
         self._log_rows: deque[tuple[Any, ...]] = deque(maxlen=10_000)  # recall_log rows not yet written
@@ -84,7 +82,6 @@ class SqliteStore(SharedSql, SqliteBrowse):
         self._ns_counts: dict[str, tuple[float, int, int]] = {}  # namespace -> (monotonic time, live chunks, commits)
         self._memory_counts: dict[str, tuple[int, int]] = {}  # namespace -> (commits, live memories)
         self._commits = 0  # write transactions committed: a count made since the last one is still exact
-        self._center: np.ndarray | None = None
         self._trace: Callable[[str], None] | None = None
         # Milliseconds each recall spent queueing and (when the writer was free) writing its log row;
         # read by benchmarks, bounded.
@@ -197,28 +194,12 @@ class SqliteStore(SharedSql, SqliteBrowse):
         return dict(self._writer.execute(f"select key, value from meta where key in ({_marks(keys)})",
                                          list(keys)).fetchall())
 
-    def put_vector(self, tx: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes,
-                   center: np.ndarray) -> None:
-        """An imported vector (portable.py), written three ways by store/derived.py."""
-        derived.write_vector(tx, seq, namespace, live, lang, vec, center)
+    def put_vector(self, tx: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes) -> None:
+        """An imported vector (portable.py), written by store/derived.py."""
+        derived.write_vector(tx, seq, namespace, live, lang, vec)
 
     def set_meta(self, tx: Any, values: dict[str, str]) -> None:
         tx.executemany("insert or replace into meta(key, value) values (?, ?)", list(values.items()))
-
-    def center(self) -> np.ndarray:
-        """The centre of the coarse sign-bit codes for this store's model, stored in `meta` on first use."""
-        if self._center is None:
-            rows = self.meta(("vec_center", "vec_center_model"))
-            if rows.get("vec_center_model") == self._model and rows.get("vec_center"):
-                self._center = np.frombuffer(bytes.fromhex(rows["vec_center"]), dtype=np.float32).copy()
-            else:
-                if self._compute_center is None:
-                    raise Unavailable("db.open", path=str(self.path), detail="no embedder for the vector centre")
-                center = self._compute_center()  # outside any transaction: it may embed
-                with self.atomic() as db:
-                    self.set_meta(db, {"vec_center": center.tobytes().hex(), "vec_center_model": self._model})
-                self._center = center
-        return self._center
 
     def _vector_of(self, seq: int) -> tuple[str, bytes] | None:
         """(namespace, vector) of a live chunk (a vector made live again rejoins its index)."""
@@ -401,7 +382,7 @@ class SqliteStore(SharedSql, SqliteBrowse):
             db.executemany("update embed_queue set attempts = attempts + 1, last_error = ? where chunk_seq = ?",
                            [(error[:500], s) for s in seqs])
 
-    def write_vectors(self, tx: Any, items: Sequence[tuple[QueuedChunk, np.ndarray]], center: np.ndarray) -> list[int]:
+    def write_vectors(self, tx: Any, items: Sequence[tuple[QueuedChunk, np.ndarray]]) -> list[int]:
         written = []
         for item, vec in items:
             # Liveness is read again here: a forget or update may have closed the chunk while it was
@@ -411,7 +392,7 @@ class SqliteStore(SharedSql, SqliteBrowse):
             if not still:
                 continue
             derived.write_vector(tx, item.seq, item.namespace, bool(still[0]), item.lang,
-                                 np.asarray(vec, dtype=np.float32).tobytes(), center)
+                                 np.asarray(vec, dtype=np.float32).tobytes())
             derived.dequeue(tx, item.seq)
             written.append(item.seq)
         return written

@@ -171,8 +171,18 @@ def _normal_keys(conn: Any, dim: int) -> None:
     normalise_keys(conn)
 
 
+def _no_sign_bits(conn: Any, dim: int) -> None:
+    """Version 5 (issue 15): the sign-bit coarse index and its centre are gone (the approximate index,
+    store/ann.py, replaced them); a database made before schema.sql dropped the table still has both."""
+    conn.executescript("""
+        drop table if exists chunk_vec_bit;
+        delete from meta where key in ('vec_center', 'vec_center_model');
+    """)
+
+
 # Append-only. Each entry runs once, in its own BEGIN IMMEDIATE transaction with its version bump.
-MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline, _threads_and_context, _context_queue, _normal_keys]
+MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline, _threads_and_context, _context_queue, _normal_keys,
+                                                _no_sign_bits]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

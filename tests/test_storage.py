@@ -54,6 +54,20 @@ def test_migrations_from_empty_and_from_each_previous_version_agree(tmp_path):
     assert fresh.execute("select value from meta where key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
 
 
+def test_version_5_drops_the_sign_bit_index_and_its_centre(tmp_path):
+    """A database of 0.1.0-4 had chunk_vec_bit and the centre rows in meta; version 5 removes both."""
+    conn = connect(tmp_path / "old.db")
+    for version in range(1, 5):
+        MIGRATIONS[version - 1](conn, 384)
+        conn.execute(f"pragma user_version = {version}")
+    conn.execute("create virtual table chunk_vec_bit using vec0(namespace text partition key, "
+                 "bucket integer partition key, live integer, embedding bit[384])")
+    conn.execute("insert into meta(key, value) values ('vec_center', 'abcd'), ('vec_center_model', 'm')")
+    assert migrate(conn, 384) == [5]
+    assert conn.execute("select count(*) from sqlite_master where name like 'chunk_vec_bit%'").fetchone()[0] == 0
+    assert conn.execute("select count(*) from meta where key like 'vec_center%'").fetchone()[0] == 0
+
+
 def test_a_newer_schema_is_refused(tmp_path):
     conn = connect(tmp_path / "new.db")
     conn.execute(f"pragma user_version = {SCHEMA_VERSION + 1}")
@@ -230,7 +244,7 @@ def test_version_4_normalises_old_hashes_and_predicates(tmp_path):
     for rid, pred, conf, at in (("r_1", "Works At", 0.5, "t1"), ("r_2", "works_at", 0.9, "t2")):
         conn.execute("insert into relations(id, namespace, subject_id, predicate, object_id, confidence, created_at, "
                      "valid_from) values (?, 'n', 'e_1', ?, 'e_2', ?, ?, ?)", (rid, pred, conf, at, at))
-    assert migrate(conn, 384) == [4]
+    assert migrate(conn, 384) == [4, 5]
     assert conn.execute("select content_hash from chunks").fetchone()[0] == content_hash("buy at 1650")
     rows = conn.execute("select id, predicate, confidence, valid_until from relations order by id").fetchall()
     assert rows == [("r_1", "works_at", 0.9, None), ("r_2", "works_at", 0.9, "t2")]
