@@ -66,7 +66,7 @@ def protocol_class(header_timeout: float, body_timeout: float, cap: int) -> type
                        if c is not self and getattr(c, "_phase", BUSY) == HEAD and not c.transport.is_closing()]
             if not waiting:
                 return False
-            oldest = min(waiting, key=lambda c: c._opened)
+            oldest = min(waiting, key=lambda c: c._opened)  # type: ignore[union-attr]
             oldest.transport.abort()
             return True
 

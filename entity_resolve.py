@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -316,7 +317,7 @@ GENERIC_ACRONYMS = frozenset("""API APIS SDK CLI GUI UI UX ML AI LLM ETL CTO CEO
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;。！？；\n]\s*|^\W*)$")
 
 
-def _is_common(word: str, common_words: frozenset[str] | set[str]) -> bool:
+def _is_common(word: str, common_words: Container[str]) -> bool:
     """An ordinary English word in any of its inflections (Deploys, Moved, Running)."""
     w = word.casefold()
     forms = [w]
@@ -394,7 +395,7 @@ def english_kind(name: str, before: str, after: str, lexicon: Any = None) -> str
     return "concept"
 
 
-def english_proper_nouns(text: str, common_words: frozenset[str] | set[str] | None = None,
+def english_proper_nouns(text: str, common_words: Container[str] | None = None,
                          lexicon: Any = None) -> list[Mention]:
     """Capitalized names, product names with dots (Next.js) and all-caps acronyms (SAP, AWS), without
     sentence-initial function words, possessives ("Dana's" → Dana) or trailing punctuation.
@@ -457,7 +458,7 @@ def english_proper_nouns(text: str, common_words: frozenset[str] | set[str] | No
     return out
 
 
-def extract_mentions(text: str, common_words: frozenset[str] | set[str] | None = None,
+def extract_mentions(text: str, common_words: Container[str] | None = None,
                      lexicon: Any = None) -> list[Mention]:
     """Entity mentions found in text: stock codes, @mentions, #tags, English proper nouns, Chinese names.
 

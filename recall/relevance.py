@@ -157,7 +157,7 @@ def _unit(v: Any) -> np.ndarray:
 
 
 def cohort_for(embedder: Any) -> Cohort:
-    """The cohort for this embedder, embedded once and cached on it (like search_index.center_for)."""
+    """The cohort for this embedder, embedded once and cached on it (attributes on the embedder)."""
     model = embedder.model
     with _lock:
         got = getattr(embedder, "_memlane_cohort", None)

@@ -276,7 +276,7 @@ class AnnIndexes:
             base = self._stem(namespace).with_suffix(".usearch") if idx.base is not None else None
 
         def merge() -> tuple[Any, int, int]:
-            merged = Index.restore(str(base), view=False) if base is not None else _new_index(self.dim)
+            merged: Any = Index.restore(str(base), view=False) if base is not None else _new_index(self.dim)
             merged.expansion_add = EXPANSION_ADD
             for seq in dead | set(keys.tolist()):
                 if merged.contains(seq):

@@ -184,7 +184,10 @@ def connect_once(url: str, timeout: float = 30) -> Any:
     import psycopg
 
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(timeout)), **_app_name(url))
+        from psycopg.conninfo import make_conninfo
+
+        return psycopg.connect(make_conninfo(url, **_app_name(url)), autocommit=True,
+                               connect_timeout=max(1, int(timeout)))
     except psycopg.Error as exc:
         raise db_error(exc, url) from None  # `from None`: the driver's own text may carry the URL
 

@@ -88,7 +88,7 @@ class SharedSql:
     NO_INDEX = ""
     ROW_LOCK = ""
     TAG_SQL: str
-    _ns_counts: dict[str, tuple[float, int]]
+    _ns_counts: dict[str, tuple[Any, ...]]  # namespace -> (time, live count, ...engine's own fields)
 
     def reader(self) -> Any:
         raise NotImplementedError
