@@ -198,7 +198,7 @@ def test_reembed_on_postgres_embeds_every_version_again(tmp_path: Path, pg_url: 
         conn.execute("update chunk_vec set written_by = 'old'")
     res = run_cli("reembed", "--db", pg_url, "--force", home=tmp_path)
     assert res.returncode == 0, res.stderr
-    assert "3" in res.stdout and before is not None
+    assert "3" in res.stdout and "done: 3 memories embedded" in res.stdout and before is not None
     with psycopg.connect(pg_url, autocommit=True) as conn:
         n, old = conn.execute("select count(*), count(*) filter (where written_by = 'old') from chunk_vec").fetchone()
         queued = conn.execute("select count(*) from embed_queue").fetchone()[0]
