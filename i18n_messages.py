@@ -850,8 +850,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "正在为 {count} 条排队的记忆生成向量",
     },
     "data.repair_report": {
-        "en": "chunks {chunks}, vectors {vectors}, queued {queued}; live chunks without a vector {missing_live}, closed versions without a vector {missing_closed}, orphan vectors {orphans}, wrong dimension {wrong_dim}, wrong namespace or language {wrong_meta}, wrong live flag {wrong_live}; vector table dimension {table_dim}, model dimension {model_dim}",
-        "zh": "记忆 {chunks}，向量 {vectors}，排队 {queued}；无向量的当前记忆 {missing_live}，无向量的历史版本 {missing_closed}，孤立向量 {orphans}，维度错误 {wrong_dim}，命名空间或语言错误 {wrong_meta}，live 标记错误 {wrong_live}；向量表维度 {table_dim}，模型维度 {model_dim}",
+        "en": "chunks {chunks}, vectors {vectors}, queued {queued}; live chunks without a vector {missing_live}, closed versions without a vector {missing_closed}, orphan vectors {orphans}, wrong dimension {wrong_dim}, wrong namespace or language {wrong_meta}, wrong live flag {wrong_live}; vector table dimension {table_dim}, model dimension {model_dim}; context vectors {ctx_vectors}, windows queued {ctx_queued}; memories of a thread without a context vector {ctx_missing}, orphan context vectors {ctx_orphans}, wrong dimension {ctx_wrong_dim}, wrong namespace or language {ctx_wrong_meta}, wrong live flag {ctx_wrong_live}; context table dimension {ctx_table_dim}",
+        "zh": "记忆 {chunks}，向量 {vectors}，排队 {queued}；无向量的当前记忆 {missing_live}，无向量的历史版本 {missing_closed}，孤立向量 {orphans}，维度错误 {wrong_dim}，命名空间或语言错误 {wrong_meta}，live 标记错误 {wrong_live}；向量表维度 {table_dim}，模型维度 {model_dim}；上下文向量 {ctx_vectors}，排队窗口 {ctx_queued}；线程中缺少上下文向量的记忆 {ctx_missing}，孤立上下文向量 {ctx_orphans}，维度错误 {ctx_wrong_dim}，命名空间或语言错误 {ctx_wrong_meta}，live 标记错误 {ctx_wrong_live}；上下文表维度 {ctx_table_dim}",
     },
     "data.repair_ok": {
         "en": "vectors are consistent with memories; nothing to do",
@@ -862,8 +862,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "试运行：发现 {problems} 个问题，未做任何修改；加 --apply 重新运行以修复",
     },
     "data.repair_done": {
-        "en": "repaired: {requeued} queued for embedding, {removed} vectors removed, {relived} live flags fixed, vector table rebuilt: {table_rebuilt}; the daemon (or --embed) embeds the queue",
-        "zh": "已修复：{requeued} 条排队生成向量，删除 {removed} 个向量，修正 {relived} 个 live 标记，重建向量表：{table_rebuilt}；守护进程（或 --embed）会处理队列",
+        "en": "repaired: {requeued} queued for embedding, {removed} vectors removed, {relived} live flags fixed, vector table rebuilt: {table_rebuilt}, {ctx_requeued} context windows queued, {ctx_removed} context vectors removed; the daemon (or --embed) embeds the queues",
+        "zh": "已修复：{requeued} 条排队生成向量，删除 {removed} 个向量，修正 {relived} 个 live 标记，重建向量表：{table_rebuilt}，{ctx_requeued} 个上下文窗口排队，删除 {ctx_removed} 个上下文向量；守护进程（或 --embed）会处理队列",
     },
     "data.bad_csv": {
         "en": "{detail}; expected the columns code,name,quantity,cost,date",
@@ -1564,6 +1564,14 @@ MESSAGES: dict[str, dict[str, str]] = {
     "cli.help.lat_rounds": {
         "en": "passes over the queries (measure)",
         "zh": "查询轮数（measure）",
+    },
+    "cli.help.lat_session": {
+        "en": "build: write conversation turns in sessions of this many (one thread each, with context vectors); 0: plain memories",
+        "zh": "build：按每个会话这么多轮写入对话（每个会话一个线程，带上下文向量）；0：普通记忆",
+    },
+    "cli.help.lat_against": {
+        "en": "measure: also time each query with these techniques off (comma-separated), alternately, and print the p50 ratio",
+        "zh": "measure：同时在关闭这些技术（逗号分隔）时交替测量每个查询，并输出 p50 比值",
     },
     "cli.help.lat_code_root": {
         "en": "the checkout whose memory.py runs (default: this one)",

@@ -11,7 +11,7 @@ import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import private
 from errors import InvalidArgument, Unavailable
@@ -163,23 +163,37 @@ class VectorReport:
     wrong_dim: list[int] = field(default_factory=list)  # vector of another dimension
     wrong_meta: list[int] = field(default_factory=list)  # vector whose namespace or lang differs from its chunk
     wrong_live: list[int] = field(default_factory=list)  # live flag disagrees with the chunk's validity
+    # Context vectors (a memory with its thread neighbours, issue 17), the same checks:
+    ctx_table_dim: int = 0
+    ctx_vectors: int = 0
+    ctx_queued: int = 0
+    ctx_missing: list[int] = field(default_factory=list)  # a live memory with a window, no context vector, not queued
+    ctx_orphans: list[int] = field(default_factory=list)
+    ctx_wrong_dim: list[int] = field(default_factory=list)
+    ctx_wrong_meta: list[int] = field(default_factory=list)
+    ctx_wrong_live: list[int] = field(default_factory=list)
+
+    LISTS: ClassVar[tuple[str, ...]] = ("missing_live", "missing_closed", "orphans", "wrong_dim", "wrong_meta", "wrong_live",
+             "ctx_missing", "ctx_orphans", "ctx_wrong_dim", "ctx_wrong_meta", "ctx_wrong_live")
+
+    @property
+    def table_wrong(self) -> bool:
+        """A vector table declared with another dimension than the model's (a reset rebuilds both)."""
+        return self.table_dim != self.model_dim or self.ctx_table_dim not in (0, self.model_dim)
 
     @property
     def problems(self) -> int:
-        table = 1 if self.table_dim != self.model_dim else 0
-        return table + sum(len(x) for x in (self.missing_live, self.missing_closed, self.orphans, self.wrong_dim,
-                                             self.wrong_meta, self.wrong_live))
+        return int(self.table_wrong) + sum(len(getattr(self, k)) for k in self.LISTS)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"model_dim": self.model_dim, "table_dim": self.table_dim, "chunks": self.chunks,
-                "vectors": self.vectors, "queued": self.queued,
-                **{k: len(getattr(self, k)) for k in ("missing_live", "missing_closed", "orphans", "wrong_dim",
-                                                       "wrong_meta", "wrong_live")},
-                "problems": self.problems}
+        return {"model_dim": self.model_dim, "table_dim": self.table_dim, "ctx_table_dim": self.ctx_table_dim,
+                "chunks": self.chunks, "vectors": self.vectors, "queued": self.queued,
+                "ctx_vectors": self.ctx_vectors, "ctx_queued": self.ctx_queued,
+                **{k: len(getattr(self, k)) for k in self.LISTS}, "problems": self.problems}
 
 
-def table_dim(db: Any) -> int:
-    row = db.execute("select sql from sqlite_master where name = 'chunk_vec'").fetchone()
+def table_dim(db: Any, table: str = "chunk_vec") -> int:
+    row = db.execute("select sql from sqlite_master where name = ?", (table,)).fetchone()
     m = _VEC_DIM.search(row[0] if row else "")
     return int(m.group(1)) if m else 0
 
@@ -211,15 +225,51 @@ def check_vectors(db: Any, engine: Any = derived) -> VectorReport:
             if seq not in queued:
                 (rep.missing_live if live else rep.missing_closed).append(seq)
             continue
-        vns, vlive, vlang, vdim = got
-        if vdim != rep.model_dim:
-            rep.wrong_dim.append(seq)
-        elif vns != ns or vlang != lang:
-            rep.wrong_meta.append(seq)
-        elif int(vlive) != int(live):
-            rep.wrong_live.append(seq)
+        _classify(rep, "", seq, got, (ns, lang, live))
     rep.orphans = sorted(set(vec) - seen)
+    _check_context(db, rep, pg, engine)
     return rep
+
+
+def _classify(rep: VectorReport, prefix: str, seq: int, vector: tuple[str, int, str, int],
+              chunk: tuple[str, str, int]) -> None:
+    """File one vector row (namespace, live, lang, dimension) against its chunk (namespace, lang, open)
+    under the first thing wrong with it, in the report's lists named with `prefix`."""
+    vns, vlive, vlang, vdim = vector
+    ns, lang, live = chunk
+    if vdim != rep.model_dim:
+        getattr(rep, prefix + "wrong_dim").append(seq)
+    elif vns != ns or vlang != lang:
+        getattr(rep, prefix + "wrong_meta").append(seq)
+    elif int(vlive) != int(live):
+        getattr(rep, prefix + "wrong_live").append(seq)
+
+
+def _check_context(db: Any, rep: VectorReport, pg: bool, engine: Any) -> None:
+    """The context vectors against their chunks: each live memory of an asserted thread with another live
+    memory in it has a context vector or a queued window; each context vector belongs to a chunk, has the
+    model's dimension, its chunk's namespace and lang, and `live` = the chunk is open."""
+    rep.ctx_table_dim = engine.table_dim(db, "chunk_ctx_vec") if pg else table_dim(db, "chunk_ctx_vec")
+    rows_sql = ("select seq, namespace, live, lang, vector_dims(embedding) from chunk_ctx_vec" if pg
+                else "select rowid, namespace, live, lang, vec_length(embedding) from chunk_ctx_vec")
+    ctx: dict[int, tuple[str, int, str, int]] = {r[0]: (r[1], r[2], r[3], r[4]) for r in db.execute(rows_sql)}
+    rep.ctx_vectors = len(ctx)
+    queued = {r[0] for r in db.execute("select chunk_seq from ctx_queue")}
+    rep.ctx_queued = len(queued)
+    # Unqualified names in CTX_ELIGIBLE are the outer row's: the subquery names its own columns.
+    windowed = {r[0] for r in db.execute(
+        f"select seq from chunks where {derived.CTX_ELIGIBLE} and exists (select 1 from chunks o "
+        "where o.namespace = chunks.namespace and o.thread = chunks.thread and o.seq <> chunks.seq "
+        "and o.valid_until is null and o.kind = 'memory')", derived.CONTEXT_THREADS)}
+    rep.ctx_missing = sorted(windowed - set(ctx) - queued)
+    seen: set[int] = set()
+    for seq, ns, lang, live in db.execute("select seq, namespace, lang, valid_until is null from chunks"):
+        got = ctx.get(seq)
+        if got is None:
+            continue
+        seen.add(seq)
+        _classify(rep, "ctx_", seq, got, (ns, lang, live))
+    rep.ctx_orphans = sorted(set(ctx) - seen)
 
 
 def repair_vectors(db: Any, rep: VectorReport, now: str, engine: Any = derived) -> dict[str, int]:
@@ -228,8 +278,8 @@ def repair_vectors(db: Any, rep: VectorReport, now: str, engine: Any = derived) 
 
     Vectors are only ever derived data: removing one and queueing its chunk loses nothing.
     """
-    done = {"requeued": 0, "removed": 0, "relived": 0, "table_rebuilt": 0}
-    if rep.model_dim and rep.table_dim != rep.model_dim:
+    done = {"requeued": 0, "removed": 0, "relived": 0, "table_rebuilt": 0, "ctx_requeued": 0, "ctx_removed": 0}
+    if rep.model_dim and rep.table_wrong:
         # The vector table itself has the wrong dimension: rebuild it empty and queue every chunk.
         done["requeued"] = engine.reset_vectors(db, rep.model_dim, now)
         done["table_rebuilt"] = 1
@@ -243,4 +293,12 @@ def repair_vectors(db: Any, rep: VectorReport, now: str, engine: Any = derived) 
     for seq in rep.wrong_live:
         engine.relive_from_chunk(db, seq)
         done["relived"] += 1
+    for seq in rep.ctx_orphans + rep.ctx_wrong_dim + rep.ctx_wrong_meta:
+        engine.drop_context(db, seq)
+        done["ctx_removed"] += 1
+    done["ctx_requeued"] = engine.requeue_context(db, rep.ctx_missing + rep.ctx_wrong_dim + rep.ctx_wrong_meta, now)
+    for seq in rep.ctx_wrong_live:
+        if seq not in rep.wrong_live:
+            engine.relive_from_chunk(db, seq)
+            done["relived"] += 1
     return done

@@ -6,12 +6,20 @@ Build once (real model; slow), then measure recall p50/p95 with any checkout's c
     memlane bench recall-latency measure /tmp/lat.db --code-root /work/main
     memlane bench recall-latency measure /tmp/lat.db --code-root .
 
+A conversation-shaped store (`build --session 20`: source "bench" and metadata.session, so every
+session is a thread with context vectors and its turns carry dates), measured paired: each query is
+timed with the shipped defaults and with the named techniques off, alternately, in one process:
+
+    memlane bench recall-latency build /tmp/conv.db --n 10000 --session 20
+    memlane bench recall-latency measure /tmp/conv.db --against context_vectors,time_grounding
+
 The memories are synthetic English and Chinese sentences from fixed word lists (seeded, so every run
 builds the same text). `measure` copies the database first, so runs never see each other's writes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import random
 import shutil
@@ -20,8 +28,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from commands._common import argument_parser
+from commands.evalkit import TECHNIQUES, parse_list
 from i18n_messages import t
 
 NAMES = "Alice Bob Priya Daniel Mia Henrik Tom Alicia Wang Lin Sofia Omar Chen Lucas Ana Ivan Yuki Sara Leo Nina".split()
@@ -62,38 +72,61 @@ def _load(code_root: Path):  # type: ignore[no-untyped-def]
     return importlib.import_module("memory"), importlib.import_module("config")
 
 
-def build(db: Path, n: int, code_root: Path) -> None:
+def build(db: Path, n: int, code_root: Path, session: int = 0) -> None:
+    """Write n memories; with `session`, as conversation turns in sessions of that many (one thread each)."""
     memory, config = _load(code_root)
     from tqdm import tqdm
 
     with tempfile.TemporaryDirectory() as home:
         cfg = config.load_config({"HOME": home})
         with memory.Memory(db, config=cfg) as mem:
-            for text in tqdm(sentences(n), desc="remember", unit="mem", file=sys.stderr):
-                mem.remember(text, namespace="bench")
+            for i, text in enumerate(tqdm(sentences(n), desc="remember", unit="mem", file=sys.stderr)):
+                if session:
+                    mem.remember(text, namespace="bench", source="bench", metadata={"session": i // session})
+                else:
+                    mem.remember(text, namespace="bench")
             t0 = time.perf_counter()
             mem.flush(timeout=None)
-            print(f"embedded {n} memories in {time.perf_counter() - t0:.0f} s")
+            pending = getattr(mem, "pending_context", lambda: 0)  # older checkouts: no context windows
+            while pending() > 0:
+                time.sleep(0.5)
+            print(f"embedded {n} memories (and their context windows) in {time.perf_counter() - t0:.0f} s")
 
 
-def measure(db: Path, code_root: Path, rounds: int) -> None:
+def _summary(lat: list[float]) -> str:
+    lat = sorted(lat)
+    p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
+    return f"recalls={len(lat)} p50={statistics.median(lat):.1f} ms p95={p95:.1f} ms"
+
+
+def measure(db: Path, code_root: Path, rounds: int, against: list[str] | None = None) -> None:
+    """p50/p95 of recall on a copy of db; with `against`, each query is also timed with those
+    techniques off, right after, in the same process (a paired run: the same load for both)."""
     memory, config = _load(code_root)
     with tempfile.TemporaryDirectory() as home:
         copy = Path(home) / "copy.db"
         shutil.copyfile(db, copy)
         cfg = config.load_config({"HOME": home})
         with memory.Memory(copy, config=cfg) as mem:
+            variants: list[tuple[Any, list[float]]] = [(None, [])]
+            if against:
+                variants.append((dataclasses.replace(mem.config, **{name: False for name in against}), []))
             for q in QUERIES:  # warm: model, jieba, lexicon, query-vector cache
                 mem.recall(q, namespace="bench")
-            lat = []
-            for _ in range(rounds):
+            shipped = mem.config
+            for r in range(rounds):
                 for q in QUERIES:
-                    t0 = time.perf_counter()
-                    mem.recall(q, namespace="bench")
-                    lat.append((time.perf_counter() - t0) * 1000)
-    lat.sort()
-    p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
-    print(f"code={code_root.resolve()} recalls={len(lat)} p50={statistics.median(lat):.1f} ms p95={p95:.1f} ms")
+                    # Alternate which variant goes first, so neither always meets a warm cache.
+                    for cfg_v, lat in variants if r % 2 == 0 else variants[::-1]:
+                        mem.config = cfg_v or shipped
+                        t0 = time.perf_counter()
+                        mem.recall(q, namespace="bench")
+                        lat.append((time.perf_counter() - t0) * 1000)
+            mem.config = shipped
+    print(f"code={code_root.resolve()} {_summary(variants[0][1])}")
+    if against:
+        base, other = statistics.median(variants[0][1]), statistics.median(variants[1][1])
+        print(f"without {','.join(against)}: {_summary(variants[1][1])}; p50 ratio {base / other:.3f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,11 +135,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("db", type=Path, help=t("cli.help.lat_db"))
     ap.add_argument("--n", type=int, default=10000, help=t("cli.help.lat_n"))
     ap.add_argument("--rounds", type=int, default=5, help=t("cli.help.lat_rounds"))
+    ap.add_argument("--session", type=int, default=0, help=t("cli.help.lat_session"))
+    ap.add_argument("--against", default="", help=t("cli.help.lat_against"))
     ap.add_argument("--code-root", type=Path, default=Path(__file__).resolve().parent.parent,
                     help=t("cli.help.lat_code_root"))
     args = ap.parse_args(argv)
     if args.action == "build":
-        build(args.db, args.n, args.code_root)
+        build(args.db, args.n, args.code_root, args.session)
     else:
-        measure(args.db, args.code_root, args.rounds)
+        against = parse_list(args.against, TECHNIQUES, "--against")
+        measure(args.db, args.code_root, args.rounds, against)
     return 0

@@ -51,7 +51,7 @@ def _check_file(db_path: Path, apply: bool) -> tuple[Any, dict[str, int] | None]
 
 def _check_pg(url: str, label: str, apply: bool) -> tuple[Any, dict[str, int] | None]:
     """The same check and repair on PostgreSQL, each in one transaction (repeatable read for the
-    check; the repair locks chunk_vec and embed_queue against the daemons' workers)."""
+    check; the repair locks the vector tables and their queues against the daemons' workers)."""
     import psycopg
 
     import maintenance
@@ -69,7 +69,7 @@ def _check_pg(url: str, label: str, apply: bool) -> tuple[Any, dict[str, int] | 
         done = None
         if apply and rep.problems:
             with conn.transaction():
-                conn.execute("lock table chunk_vec, embed_queue in share row exclusive mode")
+                conn.execute("lock table chunk_vec, embed_queue, chunk_ctx_vec, ctx_queue in share row exclusive mode")
                 rep = maintenance.check_vectors(Handle(conn), pg_derived)  # again, under the lock
                 done = maintenance.repair_vectors(Handle(conn), rep, validate.now_iso(), pg_derived)
         return rep, done

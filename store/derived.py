@@ -192,6 +192,20 @@ def enqueue_context(db: Any, seqs: list[int], now: str, requeue: str = CTX_REQUE
                       (now, *affected, *CONTEXT_THREADS)).rowcount
 
 
+def requeue_context(db: Any, seqs: list[int], now: str, requeue: str = CTX_REQUEUE) -> int:
+    """Queue exactly these memories' windows, those that get a context vector (repair)."""
+    if not seqs:
+        return 0
+    return db.execute(f"insert into ctx_queue(chunk_seq, enqueued_at) select seq, ? from chunks "
+                      f"where seq in ({','.join('?' * len(seqs))}) and {CTX_ELIGIBLE} {requeue}",
+                      (now, *seqs, *CONTEXT_THREADS)).rowcount
+
+
+def drop_context(db: Any, seq: int) -> None:
+    """Remove one context vector (repair; the caller re-queues its window)."""
+    db.execute("delete from chunk_ctx_vec where rowid = ?", (seq,))
+
+
 def context_windows(db: Any, limit: int) -> list[tuple[int, int, list[str]]]:
     """Up to `limit` queued windows, fewest failures first: (seq, gen, texts in thread order). `texts` is
     empty when the memory gets no context vector (closed, in no asserted thread, or alone in it)."""

@@ -153,6 +153,14 @@ def enqueue_context(db: Any, seqs: list[int], now: str) -> int:
     return sqlite_derived.enqueue_context(db, seqs, now, CTX_REQUEUE_PG)
 
 
+def requeue_context(db: Any, seqs: list[int], now: str) -> int:
+    return sqlite_derived.requeue_context(db, seqs, now, CTX_REQUEUE_PG)
+
+
+def drop_context(db: Any, seq: int) -> None:
+    db.execute("delete from chunk_ctx_vec where seq = ?", (seq,))
+
+
 def write_context(db: Any, seq: int, gen: int, vec: bytes | np.ndarray | None, by: str) -> bool:
     """Store (or, with no vector, remove) one window's context vector and dequeue it, unless it was
     re-queued (`gen` moved on) or its claim passed to another daemon (`by`) while it was embedded.

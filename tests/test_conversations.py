@@ -236,6 +236,66 @@ def test_window_text_clips_each_turn_to_its_share(e5: Any) -> None:
 
 
 @neutral
+def test_repair_finds_and_fixes_context_vector_drift(db_target: Any, cfg: Any, e5: Any) -> None:
+    """`memlane repair` checks context vectors as it checks own vectors: a missing one is re-queued, a
+    wrong live flag fixed, one of the wrong namespace (or, on SQLite, an orphan) removed and re-made."""
+    from commands import repair_vectors
+
+    def check(apply: bool) -> tuple[Any, Any]:
+        if isinstance(db_target, str):
+            return repair_vectors._check_pg(db_target, "pg", apply)
+        return repair_vectors._check_file(Path(db_target), apply)
+
+    with Memory(db_target, config=cfg, embedder=e5) as mem:
+        ids = [mem.remember(text, thread="c1")["chunk_id"] for text in TURNS]
+        lone = mem.remember("Cy: a thread of one turn has no window.", thread="c2")["chunk_id"]
+        assert mem.flush()
+        key = _key(mem)
+        seq = {i: mem.store.reader().execute("select seq from chunks where id = ?", (i,)).fetchone()[0]
+               for i in [*ids, lone]}
+        good = _vecs(mem, "chunk_ctx_vec", ids)
+    rep, done = check(False)
+    assert rep.problems == 0 and rep.ctx_vectors == 4 and done is None, rep.as_dict()
+    if isinstance(db_target, str):
+        import psycopg
+
+        with psycopg.connect(db_target, autocommit=True) as conn:
+            conn.execute("delete from chunk_ctx_vec where seq = %s", (seq[ids[1]],))
+            conn.execute("update chunk_ctx_vec set live = false where seq = %s", (seq[ids[2]],))
+            conn.execute("update chunk_ctx_vec set namespace = 'other' where seq = %s", (seq[ids[3]],))
+    else:
+        from store.sqlite_db import connect
+
+        conn = connect(db_target)
+        conn.execute("delete from chunk_ctx_vec where rowid = ?", (seq[ids[1]],))
+        conn.execute("update chunk_ctx_vec set live = 0 where rowid = ?", (seq[ids[2]],))
+        (emb,) = conn.execute("select embedding from chunk_ctx_vec where rowid = ?", (seq[ids[3]],)).fetchone()
+        conn.execute("delete from chunk_ctx_vec where rowid = ?", (seq[ids[3]],))  # vec0: no update of a partition key
+        conn.execute("insert into chunk_ctx_vec(rowid, namespace, live, lang, embedding) values (?, 'other', 1, 'en', ?)",
+                     (seq[ids[3]], emb))
+        conn.execute("insert into chunk_ctx_vec(rowid, namespace, live, lang, embedding) values (99999, 'default', 1, "
+                     "'en', ?)", (emb,))
+        conn.close()
+    rep, done = check(False)
+    orphans = 0 if isinstance(db_target, str) else 1  # PostgreSQL: a foreign key
+    assert (rep.ctx_missing, rep.ctx_wrong_live, rep.ctx_wrong_meta, len(rep.ctx_orphans)) == (
+        [seq[ids[1]]], [seq[ids[2]]], [seq[ids[3]]], orphans), rep.as_dict()
+    assert rep.problems == 3 + orphans and done is None
+    assert check(False)[0].problems == 3 + orphans  # the dry run changed nothing
+    rep, done = check(True)
+    assert done is not None and (done["ctx_requeued"], done["ctx_removed"], done["relived"]) == (2, 1 + orphans, 1)
+    with Memory(db_target, config=cfg, embedder=e5) as mem:
+        assert mem.flush()
+        got = _vecs(mem, "chunk_ctx_vec", ids)
+        assert set(got) == set(ids) and all(np.allclose(got[i], good[i], atol=1e-5) for i in ids)
+        rows = mem.store.reader().execute(f"select namespace, live from chunk_ctx_vec where {key} = ?",
+                                          (seq[ids[3]],)).fetchall()
+        assert [(r[0], bool(r[1])) for r in rows] == [("default", True)]
+    rep, _ = check(False)
+    assert rep.problems == 0 and rep.ctx_vectors == 4 and rep.ctx_queued == 0, rep.as_dict()
+
+
+@neutral
 def test_context_vectors_move_and_are_remade_by_reembedding(mem: Memory) -> None:
     from validate import now_iso
 

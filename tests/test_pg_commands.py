@@ -153,7 +153,8 @@ def test_repair_finds_and_fixes_vector_drift_on_postgres(tmp_path: Path, pg_url:
     assert (rep["missing_live"], rep["wrong_live"], rep["problems"], rep["table_dim"]) == (1, 1, 2, 384)
     fixed = run_cli("repair", "--db", pg_url, "--json", "--apply", "--embed", home=tmp_path)
     assert fixed.returncode == 0, fixed.stderr
-    assert json.loads(fixed.stdout)["applied"] == {"requeued": 1, "removed": 0, "relived": 1, "table_rebuilt": 0}
+    assert json.loads(fixed.stdout)["applied"] == {"requeued": 1, "removed": 0, "relived": 1, "table_rebuilt": 0,
+                                                   "ctx_requeued": 0, "ctx_removed": 0}
     after = json.loads(run_cli("repair", "--db", pg_url, "--json", home=tmp_path).stdout)["report"]
     assert after["problems"] == 0 and after["vectors"] == 3 and after["queued"] == 0
 
