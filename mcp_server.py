@@ -46,11 +46,13 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import dashboard  # dashboard (issue 9)
+import heaptrim
 import i18n_messages
 import private
 from config import Config, env_warnings, load_config
 from connections import uvicorn_options
 from errors import InvalidArgument, MemlaneError, Unavailable
+from heaptrim import HeapTrimmer
 from i18n_messages import t
 from logbound import BoundedLog, ClippedFormatter
 from memory import SCHEMA_VERSION, Memory, __version__
@@ -262,6 +264,7 @@ class MemlaneMCP(MCPServer):
         self.lang = lang
         self.inflight = 0
         self.draining = False
+        self.heap = HeapTrimmer()  # hands the heap a burst of calls freed back to the OS (heaptrim.py)
         self._tools = {tool.name: tool for tool in build_tools(memory)}
         self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="memlane-call")
         self._light = ThreadPoolExecutor(max_workers=LIGHT_THREADS, thread_name_prefix="memlane-light")
@@ -320,6 +323,7 @@ class MemlaneMCP(MCPServer):
                 result = await self.run_blocking(tool.fn, light=name not in HEAVY_TOOLS, **kwargs)
             finally:
                 self.inflight -= 1
+                self.heap.touch()
             data = compact(result)
             return CallToolResult(content=[TextContent(type="text", text=compact_json(data))],
                                   structured_content=data)
@@ -581,8 +585,15 @@ def create_app(
         routes += mcp.streamable_http_app(transport_security=security,
                                           max_request_body_size=cfg.max_request_bytes).routes
 
+    async def trim_heap() -> None:
+        while True:
+            await asyncio.sleep(heaptrim.IDLE_S)
+            if mcp.heap.due(busy=mcp.inflight > 0):
+                await mcp.run_blocking(mcp.heap.trim, light=True)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        trimmer = asyncio.create_task(trim_heap()) if mcp.heap.available else None
         try:
             if "http" in transports:
                 async with mcp.session_manager.run():
@@ -590,6 +601,8 @@ def create_app(
             else:
                 yield
         finally:
+            if trimmer is not None:
+                trimmer.cancel()
             facts.close()
 
     app = Starlette(routes=routes, lifespan=lifespan)
