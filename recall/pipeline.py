@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from recall import hydrate, lanes, rank, relevance
-from recall.fusion import RRF_K, Fused, LaneResult, fuse_lanes, fuse_parts, rrf_merge
+from recall.fusion import Fused, LaneResult, fuse_lanes, fuse_parts, rrf_merge
 from recall.query import CONTEXT, RANKED, Plan
 from store.protocol import Store
 
@@ -146,7 +146,9 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
     if plan.cfg.context_expansion:
         scores = rank.expand_context(store, plan, fused, scores)
     scores = rank.earned(store, plan, fused, scores)
-    order = sorted(scores, key=lambda s: (-scores[s], min(fused.ranks.get(s, {}).values(), default=RRF_K), -s))
+    if plan.cfg.replies:
+        scores = rank.replies(store, plan, fused, scores)
+    order = rank.ordered(scores, fused)
     cands = order[: plan.k * relevance.RELEVANCE_DEPTH]
     qv, group = None, None
     if cands and cohort is not None:

@@ -4,14 +4,25 @@ lanes earn their rank."""
 
 from __future__ import annotations
 
+import re
+
 import entity_resolve as er
+import facts
 import rerank as rr
-from recall.fusion import Fused
+from recall import relevance as rel
+from recall.fusion import RRF_K, Fused
 from recall.query import Plan
+from recall.relevance import Terms
 from store.protocol import Store
 
 RERANK_DEPTH = 50  # fused candidates the reranker looks at
 CONTEXT_HITS, CONTEXT_SHARE, CONTEXT_SPAN = 5, 0.5, 1  # context expansion: top hits, share lent, positions
+ASKS = re.compile(r"[?？][\W_]*$")  # a sentence that is a question (closing quotes, brackets, emoji after it)
+
+
+def ordered(scores: dict[int, float], fused: Fused) -> list[int]:
+    """Candidates in their final order: by score, then by their best lane rank, then newest first."""
+    return sorted(scores, key=lambda s: (-scores[s], min(fused.ranks.get(s, {}).values(), default=RRF_K), -s))
 
 
 def rerank(store: Store, plan: Plan, scores: dict[int, float]) -> dict[int, float]:
@@ -90,4 +101,38 @@ def earned(store: Store, plan: Plan, fused: Fused, scores: dict[int, float]) -> 
     step = abs(floor) * 1e-6 or 1e-9
     for i, seq in enumerate(demoted, 1):
         out[seq] = floor - step * i
+    return out
+
+
+def asks(terms: Terms, text: str) -> bool:
+    """Whether a memory matches the query by what it asks: its questions hold more of the query's words
+    than its statements do ("Love the necklace, any special meaning to it?" for "What does the necklace
+    mean?"), so the memory itself states nothing about them."""
+    said = facts.sentences(text)
+    asked = [x for x in said if ASKS.search(x)]
+    if not asked:
+        return False
+    stated = " ".join(x for x in said if not ASKS.search(x))
+    return rel.found(terms, " ".join(asked)) > rel.found(terms, stated)
+
+
+def replies(store: Store, plan: Plan, fused: Fused, scores: dict[int, float]) -> dict[int, float]:
+    """A top hit that asks what the query asks hands its place to the memory that follows it in its thread.
+
+    In a dialogue the turn that asks what the user is now asking matches the question best, but it states
+    nothing: the answer is the reply after it. The reply is placed just above the question, which keeps
+    its own score.
+    """
+    top = ordered(scores, fused)[: plan.k]
+    contents = store.contents(top)
+    asking = [s for s in top if asks(plan.q.relevance_terms, contents.get(s, ""))]
+    if not asking:
+        return scores
+    out = dict(scores)
+    for seq, (_, after) in store.thread_neighbours(plan.flt, asking, 1, asserted=True).items():
+        if after:
+            step = abs(scores[seq]) * 1e-6 or 1e-9
+            reply = after[0]
+            out[reply] = max(out.get(reply, float("-inf")), scores[seq] + step)
+            fused.ranks.setdefault(reply, {})
     return out

@@ -220,13 +220,16 @@ class Terms:
         return cls(groups, named)
 
 
-def coverage(terms: Terms, text: str) -> float:
-    """The share of the query's content words (or a translation of each) found in `text`."""
-    if not terms.groups:
-        return 0.0
+def found(terms: Terms, text: str) -> int:
+    """How many of the query's content words (or a translation of each) are in `text`."""
     t = text.casefold()
     codes = set(er.stock_codes_in(text))  # hk00700 is 0700.HK, sh600089 is 600089
-    return sum(any(_has(t, w) or er.canonical_stock(w) in codes for w in g) for g in terms.groups) / len(terms.groups)
+    return sum(any(_has(t, w) or er.canonical_stock(w) in codes for w in g) for g in terms.groups)
+
+
+def coverage(terms: Terms, text: str) -> float:
+    """The share of the query's content words (or a translation of each) found in `text`."""
+    return found(terms, text) / len(terms.groups) if terms.groups else 0.0
 
 
 def names_found(terms: Terms, text: str, entity_norms: set[str]) -> bool:

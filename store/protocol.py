@@ -294,9 +294,10 @@ class Store(Protocol):
         created_at} (thread inference reads it inside the write transaction)."""
         ...
 
-    def thread_neighbours(self, flt: Filter, seqs: Sequence[int], span: int) -> dict[int, tuple[list[int], list[int]]]:
-        """For each of `seqs` in a thread: its neighbours that pass `flt`, up to `span` positions before
-        and after, nearest first."""
+    def thread_neighbours(self, flt: Filter, seqs: Sequence[int], span: int,
+                          asserted: bool = False) -> dict[int, tuple[list[int], list[int]]]:
+        """For each of `seqs` in a thread (with `asserted`, only a thread a client or a session asserts):
+        its neighbours that pass `flt`, up to `span` positions before and after, nearest first."""
         ...
 
     def thread_view(self, namespace: str, chunk_id: str, span: int) -> ThreadView | None:

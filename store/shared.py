@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from errors import Conflict, NotFound
+from store.derived import CONTEXT_THREADS
 from store.protocol import Filter, NewChunk, ThreadView
 from store.util import content_hash, new_id, predicate_key
 
@@ -594,9 +595,14 @@ class SharedSql:
         return {"thread": row[0], "thread_by": row[1], "source": row[2], "metadata": json.loads(row[3]),
                 "valid_from": row[4], "created_at": row[5]}
 
-    def thread_neighbours(self, flt: Filter, seqs: Sequence[int], span: int) -> dict[int, tuple[list[int], list[int]]]:
+    def thread_neighbours(self, flt: Filter, seqs: Sequence[int], span: int,
+                          asserted: bool = False) -> dict[int, tuple[list[int], list[int]]]:
         db = self.reader()
         out: dict[int, tuple[list[int], list[int]]] = {}
+        if asserted and seqs:
+            ok = {r[0] for r in db.execute(f"select seq from chunks where seq in ({_marks(seqs)}) and thread_by in "
+                                           f"({_marks(CONTEXT_THREADS)})", (*seqs, *CONTEXT_THREADS))}
+            seqs = [s for s in seqs if s in ok]
         for seq in seqs:
             before, after = self.DERIVED.thread_window(db, seq, span, span)
             if before or after:

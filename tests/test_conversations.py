@@ -390,3 +390,47 @@ def test_export_import_round_trips_threads_and_dates(mem: Memory, request: pytes
         assert other.ctx == mem.ctx == (3,)  # type: ignore[attr-defined]
         view = other.history(ids[2])["thread"]
         assert [n["content"] for n in view["before"]] == ["Bo: what did you name it?", "Ann: I adopted a cat yesterday."]
+
+
+# ---------------------------------------------------------------- replies to a question
+
+from recall import rank  # noqa: E402
+from recall.query import QueryInfo  # noqa: E402
+
+
+def test_a_memory_asks_when_its_question_holds_the_query_words() -> None:
+    terms = QueryInfo("What does Bo's necklace mean?").relevance_terms
+    assert rank.asks(terms, "Ann: Hi Bo! Love the necklace, any special meaning to it?")
+    assert rank.asks(terms, "Ann: Nice! Does the necklace mean something to you?)")  # closing bracket after "?"
+    # The words are in what it states; the trailing question is small talk.
+    assert not rank.asks(terms, "Bo: My necklace means a lot, it was my grandmother's. How about you?")
+    assert not rank.asks(terms, "Ann: Love the necklace.")  # no question at all
+    assert not rank.asks(terms, "Ann: How was the weekend?")  # a question, but about something else
+
+
+NECKLACE = ["Ann: How was the trip to the coast last week?",
+            "Bo: Windy, but we found a quiet beach near the harbour.",
+            "Ann: Love the necklace you wore in the photo! Any special meaning behind the necklace?",
+            "Bo: My grandmother gave it to me when I left home, so it reminds me of her.",
+            "Ann: The bakery on the corner closed for the summer."]
+
+
+@neutral
+def test_a_question_hands_its_place_to_the_reply_after_it_in_its_thread(mem: Memory) -> None:
+    ids = [mem.remember(t, thread="chat-1")["chunk_id"] for t in NECKLACE]
+    assert mem.flush()
+    query = {"query": "What does Bo's necklace mean to him?", "min_relevance": 0}
+    hits = [h["chunk_id"] for h in mem.recall(**query)["hits"]]
+    assert hits[:2] == [ids[3], ids[2]]  # the reply, then the question it answers
+    mem.config = dataclasses.replace(mem.config, replies=False)  # recall reads config per call
+    assert mem.recall(**query)["hits"][0]["chunk_id"] == ids[2]
+
+
+@neutral
+def test_no_reply_is_taken_from_a_thread_inferred_from_write_time(mem: Memory) -> None:
+    # Same source, written together: one inferred thread, which may mix unrelated memories.
+    ids = [mem.remember(t, source="notes", valid_from=DAY1)["chunk_id"] for t in NECKLACE]
+    assert mem.flush()
+    assert len({_thread(mem, c) for c in ids}) == 1
+    hits = mem.recall("What does Bo's necklace mean to him?", min_relevance=0)["hits"]
+    assert hits[0]["chunk_id"] == ids[2]
