@@ -53,7 +53,7 @@ class Config:
     dim: int = 0  # 0: ask the model
     embed_batch: int = 16
     query_cache_size: int = 1024
-    sqlite_cache_mib: int = 8  # SQLite page cache of each connection (the writer and one per reader thread)
+    sqlite_cache_mib: int = 2  # SQLite page cache of each connection (the writer and one per reader thread)
     max_content_chars: int = 32768
     max_query_chars: int = 2000
     max_metadata_bytes: int = 16384
