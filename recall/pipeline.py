@@ -56,25 +56,31 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
     vec = None
     if "vector" in want or "graph" in want:
         qv: list[np.ndarray] = []  # the query vector, embedded inside the vector lane's time
+        with_context = "vector" in want and plan.cfg.context_vectors
+        context: list[Future[LaneResult] | _Now] = []
 
         def vector_lane() -> LaneResult:
             qv.append(embed(plan.query))
+            if with_context:
+                # The context vectors' KNN (SQLite's exact scan releases the GIL) runs beside the vector
+                # and graph lanes instead of after them.
+                context.append(submit(lanes.context, store, plan, qv[0]))
             return lanes.vector(store, plan, qv[0])
 
         vec = _timed(vector_lane)
         if "vector" in want:
             results["vector"] = vec
-            if plan.cfg.context_vectors:
-                ctx = _timed(lanes.context, store, plan, qv[0])
-                # As a sub-list, RRF-merged inside the vector lane (graph seeds and the bridge still read
-                # the plain vector list), or as a list of its own in the fusion of lanes.
-                if plan.cfg.context_fusion == "vector":
-                    results["vector"] = LaneResult(rrf_merge([vec.seqs, ctx.seqs])[: plan.depth], vec.ms + ctx.ms)
-                else:
-                    results[CONTEXT] = ctx
     if "graph" in want:
         assert vec is not None
         results["graph"] = _timed(lanes.graph, store, plan, futures["entity"].result(), vec)
+    if vec is not None and context:
+        ctx = context[0].result()
+        # As a sub-list, RRF-merged inside the vector lane (graph seeds and the bridge still read the plain
+        # vector list), or as a list of its own in the fusion of lanes.
+        if plan.cfg.context_fusion == "vector":
+            results["vector"] = LaneResult(rrf_merge([vec.seqs, ctx.seqs])[: plan.depth], vec.ms + ctx.ms)
+        else:
+            results[CONTEXT] = ctx
     for name, fut in futures.items():
         if name in want:
             results[name] = fut.result()

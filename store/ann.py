@@ -40,6 +40,20 @@ EXPANSION_SEARCH = 1024  # recall@10 0.998 at 20k and 0.986 at 50k on the synthe
 DELTA_MAX = 20_000  # changes held in memory before the base is rewritten (compaction)
 BUILD_BATCH = 20_000  # vectors read from chunk_vec_f32 per step of a rebuild
 GEN_KEY = "vec_gen"
+# Context vectors (chunk_ctx_vec, issue 17) have an index of their own per namespace, named by a space no
+# namespace can be (validate.NAMESPACE_RE has no NUL), under keys seq + CTX_KEY, so that a change of a
+# chunk's own vector never touches its context vector's key, and back.
+CTX_PREFIX = "\x00ctx:"
+CTX_KEY = 1 << 62
+
+
+def context_space(namespace: str) -> str:
+    """The index name of a namespace's context vectors."""
+    return CTX_PREFIX + namespace
+
+
+def is_context(space: str) -> bool:
+    return space.startswith(CTX_PREFIX)
 
 
 def connection_factory(driver: Any) -> type:
@@ -55,6 +69,7 @@ def note(db: Any, op: str, *args: Any) -> None:
     """Record one vector change inside the caller's transaction (store/derived.py calls this).
 
     ops: ('put', seq, namespace, f32 bytes), ('drop', seq), ('dead', seq), ('live', seq), ('reset',).
+    A context vector's change names seq + CTX_KEY and context_space(namespace).
     """
     db.execute("insert into meta(key, value) values (?, '1') "
                "on conflict(key) do update set value = cast(value as integer) + 1", (GEN_KEY,))
@@ -240,21 +255,27 @@ class AnnIndexes:
                 self._jobs.pop(namespace, None)
 
     def _from_db(self, namespace: str) -> tuple[Any, int, int]:
-        """A new index of the namespace's live vectors, read from chunk_vec_f32 in one snapshot."""
+        """A new index of the namespace's live vectors, read in one snapshot from chunk_vec_f32, or for a
+        context space from chunk_ctx_vec (keys seq + CTX_KEY)."""
         db = self._read()
         index = _new_index(self.dim)
+        if is_context(namespace):
+            sql = ("select c.seq, v.embedding from chunks c join chunk_ctx_vec v on v.rowid = c.seq "
+                   "where c.seq > ? and c.namespace = ? and c.valid_until is null order by c.seq limit ?")
+            ns, offset = namespace[len(CTX_PREFIX):], CTX_KEY
+        else:
+            sql = ("select f.seq, f.embedding from chunk_vec_f32 f join chunks c on c.seq = f.seq "
+                   "where f.seq > ? and c.namespace = ? and c.valid_until is null order by f.seq limit ?")
+            ns, offset = namespace, 0
         db.execute("begin")  # the rows and the generation they reflect, in one snapshot
         try:
             gen = generation(db)
             last = -1
             while True:
-                rows = db.execute(
-                    "select f.seq, f.embedding from chunk_vec_f32 f join chunks c on c.seq = f.seq "
-                    "where f.seq > ? and c.namespace = ? and c.valid_until is null order by f.seq limit ?",
-                    (last, namespace, BUILD_BATCH)).fetchall()
+                rows = db.execute(sql, (last, ns, BUILD_BATCH)).fetchall()
                 if not rows:
                     break
-                keys = np.fromiter((r[0] for r in rows), dtype=np.uint64, count=len(rows))
+                keys = np.fromiter((r[0] + offset for r in rows), dtype=np.uint64, count=len(rows))
                 mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
                 index.add(keys, mat, threads=os.cpu_count() or 1)
                 last = rows[-1][0]

@@ -84,10 +84,12 @@ def drop_vector(db: Any, seq: int) -> None:
 
 
 def set_live(db: Any, seq: int, live: bool) -> None:
-    """Mirror a chunk's liveness into chunk_vec (it filters on it inside the KNN) and the approximate index."""
+    """Mirror a chunk's liveness into chunk_vec and chunk_ctx_vec (each KNN filters on it) and the
+    approximate indexes of both."""
     for table in VEC_TABLES:
         db.execute(f"update {table} set live = ? where rowid = ?", (int(live), seq))
     ann.note(db, "live" if live else "dead", seq)
+    ann.note(db, "live" if live else "dead", seq + ann.CTX_KEY)
 
 
 def move_vectors(db: Any, seqs: list[int], dst: str) -> int:
@@ -109,6 +111,11 @@ def move_vectors(db: Any, seqs: list[int], dst: str) -> int:
         db.execute(f"delete from chunk_ctx_vec where rowid in ({marks})", seqs)
         db.executemany("insert into chunk_ctx_vec(rowid, namespace, live, lang, embedding) values (?,?,?,?,?)",
                        [(r[0], dst, r[1], r[2], r[3]) for r in ctx])
+        for r in ctx:
+            if r[1]:
+                ann.note(db, "put", r[0] + ann.CTX_KEY, ann.context_space(dst), r[3])
+            else:
+                ann.note(db, "drop", r[0] + ann.CTX_KEY)
     return len(rows)
 
 
@@ -204,6 +211,7 @@ def requeue_context(db: Any, seqs: list[int], now: str, requeue: str = CTX_REQUE
 def drop_context(db: Any, seq: int) -> None:
     """Remove one context vector (repair; the caller re-queues its window)."""
     db.execute("delete from chunk_ctx_vec where rowid = ?", (seq,))
+    ann.note(db, "drop", seq + ann.CTX_KEY)
 
 
 def context_windows(db: Any, limit: int) -> list[tuple[int, int, list[str]]]:
@@ -237,9 +245,11 @@ def write_context(db: Any, seq: int, gen: int, vec: bytes | None) -> bool:
         return False
     if db.execute("select 1 from chunk_ctx_vec where rowid = ?", (seq,)).fetchone():  # see write_vector
         db.execute("delete from chunk_ctx_vec where rowid = ?", (seq,))
+        ann.note(db, "drop", seq + ann.CTX_KEY)
     if vec is not None:
         db.execute("insert into chunk_ctx_vec(rowid, namespace, live, lang, embedding) values (?, ?, 1, ?, ?)",
                    (seq, row[0], row[1], vec))
+        ann.note(db, "put", seq + ann.CTX_KEY, ann.context_space(row[0]), vec)
     return True
 
 

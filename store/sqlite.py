@@ -201,10 +201,16 @@ class SqliteStore(SharedSql, SqliteBrowse):
     def set_meta(self, tx: Any, values: dict[str, str]) -> None:
         tx.executemany("insert or replace into meta(key, value) values (?, ?)", list(values.items()))
 
-    def _vector_of(self, seq: int) -> tuple[str, bytes] | None:
-        """(namespace, vector) of a live chunk (a vector made live again rejoins its index)."""
+    def _vector_of(self, key: int) -> tuple[str, bytes] | None:
+        """(index name, vector) of a live chunk's own or (key seq + CTX_KEY) context vector: a vector made
+        live again rejoins its index."""
+        if key >= ann.CTX_KEY:
+            row = self._writer.execute("select c.namespace, v.embedding from chunks c join chunk_ctx_vec v "
+                                       "on v.rowid = c.seq where c.seq = ? and c.valid_until is null",
+                                       (key - ann.CTX_KEY,)).fetchone()
+            return (ann.context_space(row[0]), row[1]) if row else None
         return self._writer.execute("select c.namespace, f.embedding from chunks c join chunk_vec_f32 f "
-                                    "on f.seq = c.seq where c.seq = ? and c.valid_until is null", (seq,)).fetchone()
+                                    "on f.seq = c.seq where c.seq = ? and c.valid_until is null", (key,)).fetchone()
 
     # ------------------------------------------------------------ filters and counts
 
@@ -414,7 +420,22 @@ class SqliteStore(SharedSql, SqliteBrowse):
     # ------------------------------------------------------------ threads and context
 
     def nearest_context(self, flt: Filter, qv: np.ndarray, k: int) -> list[int]:
+        """The nearest context vectors: from ANN_MIN_CHUNKS live chunks through the namespace's context
+        index (store/ann.py), its hits checked against `chunks`, else (or when too few pass) vec0's KNN."""
         db = self.reader()
+        if flt.live_only and self._live_count(db, flt.namespace, exact_below=0) >= si.ANN_MIN_CHUNKS:
+            found = self.ann.search(ann.context_space(flt.namespace), qv,
+                                    k * si.ANN_OVERSAMPLE if flt.narrowed else k + 32)
+            if found is not None:
+                keys = [key - ann.CTX_KEY for key, _ in found]
+                where, args = self._where(flt)
+                ok: set[int] = set()
+                for part in _chunks_of(keys):
+                    ok.update(r[0] for r in db.execute(f"select c.seq from chunks c where c.seq in ({_marks(part)}) "
+                                                       f"and {where}", (*part, *args)))
+                hits = [s for s in keys if s in ok][:k]
+                if len(hits) >= k or not flt.narrowed:
+                    return hits
         live = " and live = 1" if flt.live_only else ""
         seqs = [r[0] for r in db.execute(
             f"select rowid from chunk_ctx_vec where embedding match ? and k = ? and namespace = ?{live}",

