@@ -62,9 +62,7 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
         def vector_lane() -> LaneResult:
             qv.append(embed(plan.query))
             if with_context:
-                # The context vectors' KNN (SQLite's exact scan releases the GIL) runs beside the vector
-                # and graph lanes instead of after them.
-                context.append(submit(lanes.context, store, plan, qv[0]))
+                context.append(_Now(_timed(lanes.context, store, plan, qv[0])))
             return lanes.vector(store, plan, qv[0])
 
         vec = _timed(vector_lane)
