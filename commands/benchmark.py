@@ -529,6 +529,8 @@ def daemon_phase(db_path: Path, home: Path, queries: list[str]) -> dict[str, Any
             out[f"{transport}_ping"] = pct(pings)
         times, _ = asyncio.run(_mcp_recalls(base + "/mcp", "http", queries, lanes=["vector"]))
         out["streamable_http_vector_only"] = pct(times)
+        out["rss_busy_mb"] = rss_mb(proc.pid)  # right after the last recall
+        time.sleep(2.5)  # the daemon trims its heap once idle for a second (heaptrim.py)
         out["rss_after_mb"] = rss_mb(proc.pid)
         return out
     except Exception as exc:  # report what failed instead of hiding it; the rest of the run stands
