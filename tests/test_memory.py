@@ -247,10 +247,20 @@ def test_lexical_lanes_find_a_memory_before_its_vector_exists(db_target, cfg, e5
 # ---------------------------------------------------------------- logging, placeholders, overlap
 
 
-def test_recall_log_and_lane_overlap(mem):
+def test_recall_log_and_lane_overlap(mem, monkeypatch):
+    import threading
+
+    from recall import lanes
+
     seed(mem)
     mem.flush()
     mem.clear_query_cache()
+    ran_on: dict[str, set[str]] = {"meta": set(), "entity": set(), "vector": set()}
+    for name in ran_on:
+        def spy(*a, _f=getattr(lanes, name), _n=name, **k):
+            ran_on[_n].add(threading.current_thread().name)
+            return _f(*a, **k)
+        monkeypatch.setattr(lanes, name, spy)
     queries = ("Bob green tea", "预算评审", "staging server memory", "鲍勃早上喝什么", "coffee machine repaired")
     for q in queries:
         mem.recall(q)
@@ -266,8 +276,13 @@ def test_recall_log_and_lane_overlap(mem):
         total_wall += wall
         top = json.loads(details)
         assert 1 <= len(top) <= 5 and {"chunk_id", "score", "ranks"} <= set(top[0])
-    # The lanes ran side by side: their wall time is less than the sum of their own times.
-    assert total_wall < total_lanes
+    assert total_wall > 0 and total_lanes > 0
+    # The lanes ran side by side: meta and entity on the lane pool while the calling thread embeds the
+    # query and runs the vector lane (a timing comparison here failed on a loaded machine).
+    caller = threading.current_thread().name
+    assert ran_on["vector"] == {caller}
+    assert ran_on["meta"] and ran_on["entity"] and caller not in ran_on["meta"] | ran_on["entity"]
+    assert all(n.startswith("memlane-lane") for n in ran_on["meta"] | ran_on["entity"]), ran_on
 
 
 @pytest.mark.parametrize("q", ["test", "hello", "?", "...", "测试"])
