@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import gc
 import hmac
 import inspect
 import ipaddress
@@ -740,6 +741,11 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
                                   extra_routes=dash.routes(), ui_allows=dash.guard_allows)
             app = dash.secured(app)  # CSP and X-Frame-Options on every /ui response, the Guard's refusals too
             # --- end dashboard ---
+            # What start-up built (modules, mcp's pydantic models, the app) lives as long as the process: move
+            # it out of the collector's sight, so a full collection during a recall scans only what
+            # recalls made (gc.freeze, Python's documented use for long-lived servers).
+            gc.collect()
+            gc.freeze()
             # log_config=None: uvicorn's loggers propagate to ours, so the log bound covers them too.
             server = _Uvicorn(uvicorn.Config(app, log_level="warning", log_config=None, access_log=False,
                                              lifespan="on", timeout_graceful_shutdown=GRACEFUL_CLOSE_S,
