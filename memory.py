@@ -573,6 +573,8 @@ class Memory:
     def stats(self, *, namespace: Any = None) -> dict[str, Any]:
         """Counts, sizes and recent recall latency; for one namespace when given, else all."""
         ns = None if namespace is None else v.namespace_arg(namespace)
+        # A recall that ended while the writer was busy left its log row pending: count it too.
+        self.store.drain_log(wait=True)
         c = self.store.counts(ns, v.to_iso(datetime.now(timezone.utc) - timedelta(hours=24)))
         lat = c.pop("latencies")
         empty = c.pop("empty")

@@ -290,7 +290,7 @@ class PgStore(SharedSql, SqliteBrowse):
         except MemlaneError as exc:  # a failed log row must not turn a good recall into an error
             log.warning("recall_log not written: %s", exc.message())
 
-    def drain_log(self) -> None:
+    def drain_log(self, wait: bool = False) -> None:
         """Nothing is held back on PostgreSQL (log_recall writes at once)."""
 
     # ------------------------------------------------------------ writes safe across daemons

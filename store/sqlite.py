@@ -316,9 +316,10 @@ class SqliteStore(SharedSql, SqliteBrowse):
         self.drain_log()
         self.log_write_ms.append((time.perf_counter() - t0) * 1000)
 
-    def drain_log(self) -> None:
-        """Write the pending recall_log rows if the writer is free right now (never waits for it)."""
-        if not self._write_lock.acquire(blocking=False):
+    def drain_log(self, wait: bool = False) -> None:
+        """Write the pending recall_log rows if the writer is free right now; a recall never waits for it,
+        `wait` (memory_stats, which counts the rows) waits for the transaction that holds it."""
+        if not self._write_lock.acquire(blocking=wait):
             return
         try:
             if self._closed or self._writer.in_transaction:  # nested in an open transaction: leave them
