@@ -743,6 +743,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "plot written to {path}",
         "zh": "图已写入 {path}",
     },
+    "bench.bad_ef_search": {
+        "en": "--ef-search takes beams of 1 to {top} (pgvector's hnsw.ef_search stops at 1000); pick values in range",
+        "zh": "--ef-search 的取值须在 1 到 {top} 之间（pgvector 的 hnsw.ef_search 最大为 1000），请调整参数",
+    },
     "bench.bad_args": {
         "en": "--chunks must be 1 to 5,000,000, --queries 1 to 100,000 and --acks 1 to 100,000; pick values in range",
         "zh": "--chunks 须在 1 到 5,000,000 之间，--queries 与 --acks 须在 1 到 100,000 之间，请调整参数",
@@ -1621,8 +1625,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "配合 --engine：把向量分到这么多个命名空间并检索第一个（PostgreSQL 上即共享索引的命名空间过滤检索）",
     },
     "cli.help.bench_ef_search": {
-        "en": "with --engine postgres: measure these hnsw.ef_search values on the one index (default: the shipped one)",
-        "zh": "配合 --engine postgres：在同一索引上测量这些 hnsw.ef_search 取值（默认：内置值）",
+        "en": "with --engine: measure these search beams on the one index built, hnsw.ef_search on postgres (1-1000) "
+              "and usearch's expansion_search on sqlite (default: the shipped one)",
+        "zh": "配合 --engine：在建好的同一索引上测量这些搜索宽度，postgres 为 hnsw.ef_search（1-1000），"
+              "sqlite 为 usearch 的 expansion_search（默认：内置值）",
     },
     "cli.help.bench_hnsw": {
         "en": "with --engine postgres: the HNSW index's m and ef_construction (default: the schema's {m} {ef})",

@@ -132,7 +132,8 @@ def _load_sqlite(path: Path, vecs: np.ndarray, namespaces: int) -> tuple[Any, fl
 def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None, tmp: Path,
                m: int, ef_construction: int, namespaces: int = 1,
                ef_search: list[int] | None = None, shared_buffers: str = "256MB") -> list[dict[str, Any]]:
-    """One row per ef_search value on PostgreSQL (the shipped one when none is given), one on SQLite."""
+    """One row per search beam in `ef_search` (the shipped one when none is given): hnsw.ef_search on
+    PostgreSQL, usearch's expansion_search on SQLite, each on the one index built."""
     n, queries = len(vecs), len(qs)
     server = None
     if engine == "postgres":
@@ -150,20 +151,27 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
         store, load_s, build_s = _load_sqlite(tmp / "bench.db", vecs, namespaces)
     try:
         import store.postgres as sp
+        from store import ann
 
         out = []
-        shipped = sp.EF_SEARCH_MIN
-        for ef in (ef_search or [None]) if engine == "postgres" else [None]:
-            sp.EF_SEARCH_MIN = ef or shipped
+        shipped = sp.EF_SEARCH_MIN if engine == "postgres" else ann.EXPANSION_SEARCH
+        for ef in ef_search or [shipped]:
+            if engine == "postgres":
+                sp.EF_SEARCH_MIN = ef
+            else:
+                store.ann.set_expansion_search(ef)
             try:
                 row = _measure(store, vecs, qs, namespaces)
             finally:
-                sp.EF_SEARCH_MIN = shipped
+                if engine == "postgres":
+                    sp.EF_SEARCH_MIN = shipped  # the SQLite store is closed below, its beam with it
             out.append({"engine": engine, "chunks": n, "namespaces": namespaces, "namespace_chunks": n // namespaces,
                         "queries": queries, "load_s": round(load_s, 1), "index_build_s": round(build_s, 1),
-                        **({"hnsw_m": m, "hnsw_ef_construction": ef_construction, "ef_search": ef or shipped,
+                        "ef_search": ef,
+                        **({"hnsw_m": m, "hnsw_ef_construction": ef_construction,
                             "shared_buffers": shared_buffers if server is not None else None}
-                           if engine == "postgres" else {}), **row})
+                           if engine == "postgres" else
+                           {"hnsw_m": ann.CONNECTIVITY, "hnsw_ef_construction": ann.EXPANSION_ADD}), **row})
         return out
     finally:
         store.close()

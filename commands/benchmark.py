@@ -1115,6 +1115,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.engine:  # the vector lane on each engine, synthetic vectors (commands/bench_engines.py)
         from commands import bench_engines
 
+        top = 1000 if "postgres" in args.engine else 10_000
+        if any(not 1 <= ef <= top for ef in args.ef_search or []):
+            print(t("bench.bad_ef_search", top=top), file=sys.stderr)
+            return 2
+
         m, efc = args.hnsw or (None, None)
         rows = bench_engines.main(args.engine, args.chunks, args.queries, args.seed, args.db_url, args.tmpdir,
                                   args.engine_vectors, m, efc, max(1, args.namespaces), args.ef_search,

@@ -216,6 +216,14 @@ class AnnIndexes:
             idx = self.get(namespace)
             return None if idx is None else idx.search(q, n)
 
+    def set_expansion_search(self, ef: int) -> None:
+        """Search every ready index with beam `ef` from now on (benchmarks sweep it; default EXPANSION_SEARCH)."""
+        with self._lock:
+            for idx in self._ready.values():
+                for index in (idx.base, idx.delta):
+                    if index is not None:
+                        index.expansion_search = int(ef)
+
     def wait(self, timeout: float | None = None) -> None:
         """Wait for running builds and compactions (close, tests and benchmarks)."""
         for t in list(self._threads):

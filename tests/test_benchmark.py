@@ -85,6 +85,34 @@ def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_engine_bench_sweeps_the_search_beam_on_one_sqlite_index(tmp_path: Path) -> None:
+    from store import ann
+
+    work, out = tmp_path / "work", tmp_path / "engines.json"
+    work.mkdir()
+    n = si.ANN_MIN_CHUNKS + 1000  # so the usearch index is searched, not vec0
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--engine", "sqlite", "--chunks", str(n), "--queries", "40",
+         "--ef-search", "10", "400", "--tmpdir", str(work), "--json", str(out)],
+        capture_output=True, text=True, timeout=600, cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads(out.read_text(encoding="utf-8"))
+    assert [r["ef_search"] for r in rows] == [10, 400]
+    assert all(r["chunks"] == n and not r["exact"] and r["hnsw_m"] == ann.CONNECTIVITY for r in rows)
+    assert rows[0]["index_build_s"] == rows[1]["index_build_s"]  # one index, two beams
+    assert rows[0]["recall_at_10"] < rows[1]["recall_at_10"]  # a beam of 10 at k 10 misses neighbours
+    assert list(work.iterdir()) == []
+
+
+@pytest.mark.parametrize("engine, ef", [("postgres", "1001"), ("sqlite", "0")])
+def test_engine_bench_rejects_a_beam_out_of_range_before_it_starts(tmp_path: Path, engine: str, ef: str) -> None:
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--engine", engine, "--ef-search", "400", ef,
+                           "--tmpdir", str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=str(ROOT))
+    assert proc.returncode == 2
+    assert "--ef-search" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_corpus_is_deterministic_and_bilingual() -> None:
     from commands import benchmark as b
 
