@@ -53,30 +53,24 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
     if "meta" in want:
         futures["meta"] = submit(lanes.meta, store, plan)
     results: dict[str, LaneResult] = {}
-    vec = None
+    vec = ctx = None
     if "vector" in want or "graph" in want:
-        qv: list[np.ndarray] = []  # the query vector, embedded inside the vector lane's time
-        with_context = "vector" in want and plan.cfg.context_vectors
-        context: list[Future[LaneResult] | _Now] = []
-
-        def vector_lane() -> LaneResult:
-            qv.append(embed(plan.query))
-            if with_context:
-                context.append(_Now(_timed(lanes.context, store, plan, qv[0])))
-            return lanes.vector(store, plan, qv[0])
-
-        vec = _timed(vector_lane)
+        t_vec = time.perf_counter()
+        qv = embed(plan.query)  # inside the vector lane's time
+        ctx = (_timed(lanes.context, store, plan, qv) if "vector" in want and plan.cfg.context_vectors
+               else None)
+        vec = lanes.vector(store, plan, qv)
+        vec.ms = (time.perf_counter() - t_vec) * 1000
         if "vector" in want:
             results["vector"] = vec
     if "graph" in want:
         assert vec is not None
         results["graph"] = _timed(lanes.graph, store, plan, futures["entity"].result(), vec)
-    if vec is not None and context:
-        ctx = context[0].result()
+    if vec is not None and ctx is not None:
         # As a sub-list, RRF-merged inside the vector lane (graph seeds and the bridge still read the plain
-        # vector list), or as a list of its own in the fusion of lanes.
+        # vector list), or as a list of its own in the fusion of lanes. vec.ms already holds ctx.ms.
         if plan.cfg.context_fusion == "vector":
-            results["vector"] = LaneResult(rrf_merge([vec.seqs, ctx.seqs])[: plan.depth], vec.ms + ctx.ms)
+            results["vector"] = LaneResult(rrf_merge([vec.seqs, ctx.seqs])[: plan.depth], vec.ms)
         else:
             results[CONTEXT] = ctx
     for name, fut in futures.items():
