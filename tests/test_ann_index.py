@@ -105,6 +105,13 @@ def test_rename_moves_the_index_and_leaks_nothing(mem: Memory, ann_index) -> Non
     # min_relevance 0: the question is unrelated to Carol's bicycle; what matters is that B never leaks.
     from_a = [h["chunk_id"] for h in mem.recall(BOB, namespace="A", lanes=["vector"], min_relevance=0)["hits"]]
     assert from_a == [fresh]
+    from_b = [h["chunk_id"] for h in mem.recall(BOB, namespace="B", lanes=["vector"])["hits"]]
+    assert from_b and from_b[0] == moved[1] and set(from_b) <= set(moved)
+    # The exact rows moved too, and A's index holds no key of B's.
+    db = mem.store.reader()
+    assert db.execute("select namespace, count(*) from chunk_vec group by 1 order by 1").fetchall() == [("A", 1), ("B", 3)]
+    b_seqs = {r[0] for r in db.execute("select seq from chunks where namespace = 'B'")}
+    assert not {seq for seq, _ in mem.store.ann.get("A").search(mem.query_vector("Carol"), 10)} & b_seqs
 
 
 def test_recall_at_10_against_exact_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

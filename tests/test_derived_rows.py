@@ -38,23 +38,6 @@ def test_an_imported_memory_has_every_derived_row(tmp_path: Path, cfg, e5, ann_i
         assert not maintenance.check_vectors(b.store.reader()).problems
 
 
-def test_rename_moves_the_index_and_leaks_nothing(mem: Memory, ann_index) -> None:
-    moved = [mem.remember(f, namespace="A")["chunk_id"] for f in FACTS]
-    assert mem.flush(60)
-    ann_index(mem, "A")
-    mem.rename_namespace("A", "B")
-    fresh = mem.remember("Carol keeps her bicycle in the garage.", namespace="A")["chunk_id"]
-    assert mem.flush(60)
-    from_a = _ids(mem.recall("What does Bob drink in the morning?", namespace="A", lanes=["vector"], min_relevance=0))
-    assert from_a == [fresh]  # nothing of B is found from the new A
-    from_b = _ids(mem.recall("What does Bob drink in the morning?", namespace="B", lanes=["vector"]))
-    assert from_b and from_b[0] == moved[1] and set(from_b) <= set(moved)
-    vecs = mem.store.reader().execute("select namespace, count(*) from chunk_vec group by 1 order by 1").fetchall()
-    assert vecs == [("A", 1), ("B", 3)]
-    assert mem.store.ann.get("A").search(mem.query_vector("Carol"), 10)[0][0] not in \
-        {r[0] for r in mem.store.reader().execute("select seq from chunks where namespace = 'B'")}
-
-
 def test_repair_fixes_liveness_and_the_index_follows(mem: Memory, ann_index) -> None:
     ids = [mem.remember(f, namespace="n")["chunk_id"] for f in FACTS]
     assert mem.flush(60)
