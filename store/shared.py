@@ -253,14 +253,18 @@ class SharedSql:
             f"select seq, content, valid_from, superseded_by, id from chunks where seq in ({_marks(seqs)})",
             list(seqs))}
 
+    def _entity_rows(self, column: str, join: str, seqs: Sequence[int]) -> list[tuple[int, str]]:
+        """(chunk_seq, `column`) of every entity linked to `seqs`; `join` brings in the table it comes from."""
+        if not seqs:  # `in ()` is an error on PostgreSQL
+            return []
+        return self.reader().execute(
+            f"select ce.chunk_seq, {column} from chunk_entities ce join {join} "
+            f"where ce.chunk_seq in ({_marks(seqs)}) order by {column}", list(seqs)).fetchall()
+
     def alias_norms(self, seqs: Sequence[int]) -> dict[int, set[str]]:
         names: dict[int, set[str]] = defaultdict(set)
-        if not seqs:
-            return names
-        for seq, alias in self.reader().execute(
-                f"select ce.chunk_seq, a.norm from chunk_entities ce join entity_aliases a on a.entity_id = ce.entity_id "
-                f"where ce.chunk_seq in ({_marks(seqs)})", list(seqs)):
-            names[seq].add(alias)
+        for seq, norm in self._entity_rows("a.norm", "entity_aliases a on a.entity_id = ce.entity_id", seqs):
+            names[seq].add(norm)
         return names
 
     def neighbours_in_time(self, flt: Filter, seq: int, window_s: float) -> list[int]:
@@ -309,11 +313,7 @@ class SharedSql:
 
     def entity_names(self, seqs: Sequence[int]) -> dict[int, list[str]]:
         ents: dict[int, list[str]] = defaultdict(list)
-        if not seqs:
-            return ents
-        for seq, name in self.reader().execute(
-            f"select ce.chunk_seq, e.name from chunk_entities ce join entities e on e.id = ce.entity_id "
-            f"where ce.chunk_seq in ({_marks(seqs)}) order by e.name", list(seqs)):
+        for seq, name in self._entity_rows("e.name", "entities e on e.id = ce.entity_id", seqs):
             ents[seq].append(name)
         return ents
 
