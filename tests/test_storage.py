@@ -223,40 +223,51 @@ def test_fastembed_backend_with_a_packaged_model(tmp_path):
         assert m.stats()["embedder"] == {"model": "local/all-MiniLM-L6-v2", "dim": 384}
 
 
+def _old_key_rows(execute) -> None:
+    """Rows written before the normalised keys (SQLite's migration 4, PostgreSQL's 5): a content hash of
+    the text as written, and one edge under two predicate spellings. `execute` takes `?` placeholders."""
+    import hashlib
+
+    execute("insert into chunks(id, namespace, content, content_hash, tags, metadata, lang, created_at, valid_from) "
+            "values ('m_1', 'n', 'Buy at 1650.', ?, '[]', '{}', 'en', 't', 't')",
+            (hashlib.sha256(b"Buy at 1650.").hexdigest(),))
+    for eid in ("e_1", "e_2"):
+        execute("insert into entities(id, namespace, name, norm, kind, created_at) values (?, 'n', ?, ?, 'person', 't')",
+                (eid, eid, eid))
+    for rid, pred, conf, at in (("r_1", "Works At", 0.5, "t1"), ("r_2", "works_at", 0.9, "t2")):
+        execute("insert into relations(id, namespace, subject_id, predicate, object_id, confidence, created_at, "
+                "valid_from) values (?, 'n', 'e_1', ?, 'e_2', ?, ?, ?)", (rid, pred, conf, at, at))
+
+
+def _assert_new_keys(conn) -> None:
+    """The migrated rows: the normalised hash, one spelling, the two live edges merged (higher confidence kept)."""
+    from store.util import content_hash
+
+    assert conn.execute("select content_hash from chunks").fetchone()[0] == content_hash("buy at 1650")
+    rows = conn.execute("select id, predicate, confidence, valid_until from relations order by id").fetchall()
+    assert [tuple(r) for r in rows] == [("r_1", "works_at", 0.9, None), ("r_2", "works_at", 0.9, "t2")]
+
+
 def test_version_4_normalises_old_hashes_and_predicates(tmp_path):
     """A version 3 database: its content hashes and predicate spellings get the version 4 keys, and two
     live edges that now share one spelling become one (the higher confidence kept)."""
-    import hashlib
 
     from store.sqlite_db import MIGRATIONS
-    from store.util import content_hash
 
     conn = connect(tmp_path / "v3.db")
     for step in MIGRATIONS[:3]:
         step(conn, 384)
     conn.execute("pragma user_version = 3")
-    old_hash = hashlib.sha256(b"Buy at 1650.").hexdigest()  # version 1 hashed the text as written
-    conn.execute("insert into chunks(id, namespace, content, content_hash, tags, metadata, lang, created_at, "
-                 "valid_from) values ('m_1', 'n', 'Buy at 1650.', ?, '[]', '{}', 'en', 't', 't')", (old_hash,))
-    for eid in ("e_1", "e_2"):
-        conn.execute("insert into entities(id, namespace, name, norm, kind, created_at) "
-                     "values (?, 'n', ?, ?, 'person', 't')", (eid, eid, eid))
-    for rid, pred, conf, at in (("r_1", "Works At", 0.5, "t1"), ("r_2", "works_at", 0.9, "t2")):
-        conn.execute("insert into relations(id, namespace, subject_id, predicate, object_id, confidence, created_at, "
-                     "valid_from) values (?, 'n', 'e_1', ?, 'e_2', ?, ?, ?)", (rid, pred, conf, at, at))
+    _old_key_rows(conn.execute)
     assert migrate(conn, 384) == [4, 5]
-    assert conn.execute("select content_hash from chunks").fetchone()[0] == content_hash("buy at 1650")
-    rows = conn.execute("select id, predicate, confidence, valid_until from relations order by id").fetchall()
-    assert rows == [("r_1", "works_at", 0.9, None), ("r_2", "works_at", 0.9, "t2")]
+    _assert_new_keys(conn)
 
 
 def test_postgres_version_5_normalises_old_hashes_and_predicates(pg_url):
     """PostgreSQL's migration 5 is SQLite's 4: a version 2 database gets the new keys in one transaction,
     and two live edges that meet in one spelling become one (the index allows one live edge)."""
-    import hashlib
 
     import store.postgres_db as pdb
-    from store.util import content_hash
 
     conn = pdb.connect_once(pg_url)
     try:
@@ -266,24 +277,13 @@ def test_postgres_version_5_normalises_old_hashes_and_predicates(pg_url):
                 for stmt in step(384):
                     conn.execute(stmt)
                 conn.execute(f"insert into {pdb.VERSION_TABLE}(version) values (%s)", (v,))
-            db = pdb.Handle(conn)
-            db.execute("insert into chunks(id, namespace, content, content_hash, created_at, valid_from) "
-                       "values ('m_1', 'n', 'Buy at 1650.', ?, 't', 't')",
-                       (hashlib.sha256(b"Buy at 1650.").hexdigest(),))
-            for eid in ("e_1", "e_2"):
-                db.execute("insert into entities(id, namespace, name, norm, kind, created_at) "
-                           "values (?, 'n', ?, ?, 'person', 't')", (eid, eid, eid))
-            for rid, pred, conf, at in (("r_1", "Works At", 0.5, "t1"), ("r_2", "works_at", 0.9, "t2")):
-                db.execute("insert into relations(id, namespace, subject_id, predicate, object_id, confidence, "
-                           "created_at, valid_from) values (?, 'n', 'e_1', ?, 'e_2', ?, ?, ?)", (rid, pred, conf, at, at))
+            _old_key_rows(pdb.Handle(conn).execute)
     finally:
         conn.close()
     assert pdb.migrate(pg_url, 384) == [3, 4, 5] and pdb.SCHEMA_VERSION == 5
     conn = pdb.connect_once(pg_url)
     try:
-        assert conn.execute("select content_hash from chunks").fetchone()[0] == content_hash("buy at 1650")
-        rows = conn.execute("select id, predicate, confidence, valid_until from relations order by id").fetchall()
-        assert rows == [("r_1", "works_at", 0.9, None), ("r_2", "works_at", 0.9, "t2")]
+        _assert_new_keys(conn)
     finally:
         conn.close()
     assert pdb.migrate(pg_url, 384) == []
