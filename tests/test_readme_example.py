@@ -47,6 +47,18 @@ def test_the_readme_question_finds_its_memory_first(readme: str, tmp_path: Path,
     assert shown and memories[0].startswith(shown.group(1))
 
 
+@pytest.mark.parametrize("readme", ["README.md", "README.zh.md"])
+def test_the_readme_client_waits_as_long_as_the_sdk_does(readme: str) -> None:
+    """httpx's default 5 s read timeout ends a slow call's stream, which the SDK reports as "SSE stream
+    ended without a response" (this test's daemon run failed so under load); the example sets the SDK's."""
+    calls = [n for n in ast.walk(ast.parse(sdk_example(readme))) if isinstance(n, ast.Call)]
+    timeout = next(n for n in calls if ast.unparse(n.func) == "httpx2.Timeout")
+    assert ast.literal_eval(timeout.args[0]) >= 30
+    assert ast.literal_eval(next(k.value for k in timeout.keywords if k.arg == "read")) >= 300
+    client = next(n for n in calls if ast.unparse(n.func) == "httpx2.AsyncClient")
+    assert "timeout" in {k.arg for k in client.keywords}
+
+
 def test_the_readme_example_and_dashboard_link_work_against_a_real_daemon(tmp_path: Path) -> None:
     """The English example as written (token and URL filled in) over Streamable HTTP, and
     `memlane dashboard-link`, which the README gives for signing in when the start link is in a log."""
