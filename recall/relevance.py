@@ -25,6 +25,7 @@ import math
 import re
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -189,13 +190,25 @@ def symmetric_z(sims: np.ndarray, query_stats: tuple[float, float]) -> float:
     return (z_query + z_memory) / 2
 
 
-def _has(text_cf: str, term: str) -> bool:
+@lru_cache(maxsize=4096)
+def _pattern(term: str) -> re.Pattern[str] | None:
+    """How `_has` finds `term`: None for a CJK term (a substring), else its stem at a word start."""
     if er.has_cjk(term):
-        return term in text_cf
+        return None
     stem = term.casefold()
     if len(stem) > 4:  # a prefix: deploys ~ deployed ~ deployment
         stem = stem[: max(4, len(stem) - 3)]
-    return re.search(r"(?<!\w)" + re.escape(stem), text_cf) is not None
+    return re.compile(r"(?<!\w)" + re.escape(stem))
+
+
+def _has(text_cf: str, term: str) -> bool:
+    pat = _pattern(term)
+    return term in text_cf if pat is None else pat.search(text_cf) is not None
+
+
+@lru_cache(maxsize=4096)
+def _stock(term: str) -> str | None:
+    return er.canonical_stock(term)
 
 
 def _translations(word: str) -> tuple[str, ...]:
@@ -223,8 +236,20 @@ class Terms:
 def found(terms: Terms, text: str) -> int:
     """How many of the query's content words (or a translation of each) are in `text`."""
     t = text.casefold()
-    codes = set(er.stock_codes_in(text))  # hk00700 is 0700.HK, sh600089 is 600089
-    return sum(any(_has(t, w) or er.canonical_stock(w) in codes for w in g) for g in terms.groups)
+    codes: set[str] | None = None  # the text's stock codes (hk00700 is 0700.HK), read once a query word is one
+    n = 0
+    for group in terms.groups:
+        for w in group:
+            if _has(t, w):
+                n += 1
+                break
+            if (code := _stock(w)) is not None:
+                if codes is None:
+                    codes = set(er.stock_codes_in(text))
+                if code in codes:
+                    n += 1
+                    break
+    return n
 
 
 def coverage(terms: Terms, text: str) -> float:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import crosslingual as xl
 import entity_resolve as er
 import facts
@@ -228,3 +231,31 @@ def test_fuse_parts_rewards_each_part_best() -> None:
     got = fusion.fuse_parts([fusion.Fused(*whole), fusion.Fused(*part_a)])
     assert got.scores[3] > got.scores[2]  # the part's best climbs above the whole question's second
     assert got.ranks[1] == {"vector": 1} and got.matched_fact == {3: 99}
+
+
+_VOCAB = ["deploy", "deployed", "deployment", "Lisbon", "tea", "会议", "里斯本", "绿茶", "600089", "sh600089",
+          "600089.SH", "0700.HK", "hk00700", "$AAPL", "AAPL", "re.set", "a+b", "C++", "naïve", "Straße"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_VOCAB), min_size=1, max_size=3), max_size=4),
+       st.lists(st.sampled_from([*_VOCAB, " ", ", ", "。", "x"]), max_size=12))
+def test_relevance_found_counts_as_its_definition(groups: list[list[str]], words: list[str]) -> None:
+    """recall/relevance.found (cached patterns, stock codes read only when a query word is one) counts
+    exactly the groups of which some word is in the text, or is a stock code the text mentions."""
+    import re
+
+    from recall import relevance
+
+    text = "".join(words)
+
+    def has(w: str) -> bool:
+        if er.has_cjk(w):
+            return w in text.casefold()
+        stem = w.casefold()
+        stem = stem[: max(4, len(stem) - 3)] if len(stem) > 4 else stem
+        return re.search(r"(?<!\w)" + re.escape(stem), text.casefold()) is not None
+
+    codes = set(er.stock_codes_in(text))
+    want = sum(any(has(w) or er.canonical_stock(w) in codes for w in g) for g in groups)
+    assert relevance.found(relevance.Terms([tuple(g) for g in groups], []), text) == want
