@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import crosslingual as xl
@@ -259,3 +259,22 @@ def test_relevance_found_counts_as_its_definition(groups: list[list[str]], words
     codes = set(er.stock_codes_in(text))
     want = sum(any(has(w) or er.canonical_stock(w) in codes for w in g) for g in groups)
     assert relevance.found(relevance.Terms([tuple(g) for g in groups], []), text) == want
+
+
+_CLASS_WORDS = sorted({w for en, zh in rr.CLASSES.values() for w in (*en.split("|"), *zh.split("|"))})
+
+
+@settings(max_examples=400, deadline=None)
+@example(["un", "approve", "d"])
+@example(["Allergic", "s"])
+@example(["看牙", "sign  in"])
+@example(["\u212aeep", " ", "de\u017fign", "喜欢like"])
+@given(st.lists(st.one_of(st.sampled_from(_CLASS_WORDS), st.sampled_from(["s", "ed", " ", ".", "x", "Un", "的", "了", "'", "-"]),
+                          st.text(max_size=4)), max_size=10).map(lambda p: [w.upper() if len(w) % 3 == 0 else w for w in p]))
+def test_predicate_classes_match_each_class_pattern(parts: list[str]) -> None:
+    """rerank.predicate_classes (English words looked up token by token, no Chinese search without CJK)
+    finds exactly the classes whose own patterns match."""
+    text = "".join(parts)
+    want = {name for name, (en_re, zh_re) in rr._PATTERNS.items() if en_re.search(text) or zh_re.search(text)}
+    rr.predicate_classes.cache_clear()
+    assert rr.predicate_classes(text) == want
