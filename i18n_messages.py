@@ -1486,8 +1486,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "按命名空间大小比较精确向量检索与近似索引的耗时（交叉点）",
     },
     "cli.help.bench_profile": {
-        "en": "where the time of one recall goes, stage by stage (cProfile, query vectors cached)",
-        "zh": "逐阶段列出一次检索的耗时（cProfile，查询向量已缓存）",
+        "en": "where the time of one recall goes, stage by stage (wall-clock timers, query vectors cached)",
+        "zh": "逐阶段列出一次检索的耗时（按实际时间计时，查询向量已缓存）",
+    },
+    "cli.help.bench_profile_cold": {
+        "en": "time questions the warm-up did not ask, as a daemon answering new questions (per-text caches cold)",
+        "zh": "计时的问题与预热时不同，如守护进程回答新问题（按文本的缓存为冷）",
     },
     "cli.help.bench_sizes": {
         "en": "namespace sizes to measure (live chunks)",

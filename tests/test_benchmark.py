@@ -61,6 +61,23 @@ def test_benchmark_synthetic_run_is_labelled_and_cleans_up(tmp_path: Path) -> No
     assert data["recall"]["count"] == 12
 
 
+def test_profile_times_every_stage_of_new_questions(tmp_path: Path) -> None:
+    from commands import bench_profile
+
+    db = tmp_path / "seed.db"
+    _run(tmp_path, "--vectors", "synthetic", "--save-db", str(db))
+    proc = subprocess.run([sys.executable, str(ROOT / "cli.py"), "bench", "profile", "--from-db", str(db),
+                           "--queries", "20", "--cold"], capture_output=True, text=True, timeout=600, cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ms = {line.split(" | ")[0].strip("| ").strip(): float(line.rsplit("|", 2)[1])
+          for line in proc.stdout.splitlines() if line.startswith("| ") and not line.startswith("| stage")}
+    assert set(ms) == {label.strip() for label, _, _ in bench_profile.STAGES}
+    assert "of new questions" in proc.stdout
+    whole = ms["whole recall"]
+    assert whole > 0 and ms["vector lane (store.nearest + per-language ranking)"] > 0
+    assert ms["graph lane"] + ms["meta lane"] + ms["rerank"] + ms["relevance"] < whole  # lanes run one after another
+
+
 def test_plot_without_sources_or_with_them(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     runs = []
