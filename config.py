@@ -54,6 +54,10 @@ class Config:
     embed_batch: int = 16
     query_cache_size: int = 1024
     sqlite_cache_mib: int = 2  # SQLite page cache of each connection (the writer and one per reader thread)
+    # The HNSW search beam of large namespaces: usearch's expansion_search on SQLite, pgvector's
+    # hnsw.ef_search on PostgreSQL. Wider finds more of the exact neighbours, slower (docs/BENCHMARKS.md).
+    ann_ef_search: int = 1024
+    pg_ef_search: int = 400
     max_content_chars: int = 32768
     max_query_chars: int = 2000
     max_metadata_bytes: int = 16384
@@ -144,6 +148,8 @@ _RANGES = {
     "embed_batch": (1, 512),
     "query_cache_size": (0, 1_000_000),
     "sqlite_cache_mib": (1, 4096),
+    "ann_ef_search": (16, 10_000),
+    "pg_ef_search": (16, 1000),  # pgvector's own bounds are 1-1000
     "max_content_chars": (1, 10_000_000),
     "max_query_chars": (1, 100_000),
     "max_metadata_bytes": (2, 10_000_000),

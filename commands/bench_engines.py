@@ -150,21 +150,16 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
     else:
         store, load_s, build_s = _load_sqlite(tmp / "bench.db", vecs, namespaces)
     try:
-        import store.postgres as sp
         from store import ann
+        from store.postgres import EF_SEARCH_MIN
 
         out = []
-        shipped = sp.EF_SEARCH_MIN if engine == "postgres" else ann.EXPANSION_SEARCH
-        for ef in ef_search or [shipped]:
+        for ef in ef_search or [EF_SEARCH_MIN if engine == "postgres" else ann.EXPANSION_SEARCH]:
             if engine == "postgres":
-                sp.EF_SEARCH_MIN = ef
+                store.ef_search = ef
             else:
                 store.ann.set_expansion_search(ef)
-            try:
-                row = _measure(store, vecs, qs, namespaces)
-            finally:
-                if engine == "postgres":
-                    sp.EF_SEARCH_MIN = shipped  # the SQLite store is closed below, its beam with it
+            row = _measure(store, vecs, qs, namespaces)
             out.append({"engine": engine, "chunks": n, "namespaces": namespaces, "namespace_chunks": n // namespaces,
                         "queries": queries, "load_s": round(load_s, 1), "index_build_s": round(build_s, 1),
                         "ef_search": ef,

@@ -30,7 +30,9 @@ def open_store(engine: str, target: Path | str, embedder: Any, cfg: Any) -> Any:
     if engine == "postgres":
         from store.postgres import PgStore  # psycopg is imported only when PostgreSQL is used
 
-        return PgStore(str(target), embedder.dim, model=embedder.model, lease_s=cfg.embed_lease_s)
+        return PgStore(str(target), embedder.dim, model=embedder.model, lease_s=cfg.embed_lease_s,
+                       ef_search=cfg.pg_ef_search)
     from store.sqlite import SqliteStore
 
-    return SqliteStore(target, embedder.dim, model=embedder.model, cache_mib=cfg.sqlite_cache_mib)
+    return SqliteStore(target, embedder.dim, model=embedder.model, cache_mib=cfg.sqlite_cache_mib,
+                       ef_search=cfg.ann_ef_search)

@@ -96,20 +96,21 @@ def _index_class() -> Any:
     return Index
 
 
-def _new_index(dim: int) -> Any:
+def _new_index(dim: int, expansion_search: int = EXPANSION_SEARCH) -> Any:
     return _index_class()(ndim=dim, metric="cos", dtype=DTYPE, connectivity=CONNECTIVITY,
-                 expansion_add=EXPANSION_ADD, expansion_search=EXPANSION_SEARCH)
+                 expansion_add=EXPANSION_ADD, expansion_search=expansion_search)
 
 
 class NamespaceIndex:
     """One namespace's mapped base, in-memory delta and dead keys."""
 
-    def __init__(self, namespace: str, dim: int, base: Any | None, base_keys: int) -> None:
+    def __init__(self, namespace: str, dim: int, base: Any | None, base_keys: int,
+                 expansion_search: int = EXPANSION_SEARCH) -> None:
         self.namespace = namespace
         self.dim = dim
         self.base = base  # usearch view, or None while the namespace has no file yet
         self.base_keys = base_keys
-        self.delta = _new_index(dim)
+        self.delta = _new_index(dim, expansion_search)
         self.dead: set[int] = set()
 
     @property
@@ -146,6 +147,7 @@ class AnnIndexes:
     def __init__(self, db_path: Path, dim: int, read: Callable[[], Any]) -> None:
         self.dir = Path(str(db_path) + ".ann")
         self.dim = dim
+        self.expansion_search = EXPANSION_SEARCH  # the search beam (config ann_ef_search: set_expansion_search)
         self._read = read  # a read connection of the calling thread
         self._lock = threading.RLock()
         self._ready: dict[str, NamespaceIndex] = {}
@@ -173,15 +175,15 @@ class AnnIndexes:
                 ns, fresh = None, False
             data = side.with_suffix(".usearch")
             if fresh and ns is not None and data.exists() and self._stem(ns) == side.with_suffix(""):
-                self._ready[ns] = NamespaceIndex(ns, self.dim, self._view(data), int(info.get("count", 0)))
+                self._ready[ns] = NamespaceIndex(ns, self.dim, self._view(data), int(info.get("count", 0)),
+                                                 self.expansion_search)
             else:
                 for p in (side, data):
                     p.unlink(missing_ok=True)
 
-    @staticmethod
-    def _view(path: Path) -> Any:
+    def _view(self, path: Path) -> Any:
         view = _index_class().restore(str(path), view=True)
-        view.expansion_search = EXPANSION_SEARCH
+        view.expansion_search = self.expansion_search
         return view
 
     def _write(self, namespace: str, index: Any, count: int, gen: int) -> Any:
@@ -217,8 +219,9 @@ class AnnIndexes:
             return None if idx is None else idx.search(q, n)
 
     def set_expansion_search(self, ef: int) -> None:
-        """Search every ready index with beam `ef` from now on (benchmarks sweep it; default EXPANSION_SEARCH)."""
+        """Search every index with beam `ef` from now on (config ann_ef_search; benchmarks sweep it)."""
         with self._lock:
+            self.expansion_search = int(ef)
             for idx in self._ready.values():
                 for index in (idx.base, idx.delta):
                     if index is not None:
@@ -252,7 +255,7 @@ class AnnIndexes:
                 if any(c[0] == "reset" for c in changes):  # every vector went away while we read
                     self._ready.pop(namespace, None)
                     return
-                fresh = NamespaceIndex(namespace, self.dim, view, count)
+                fresh = NamespaceIndex(namespace, self.dim, view, count, self.expansion_search)
                 for change in changes:  # committed while the job ran
                     fresh.apply(change)
                 self._ready[namespace] = fresh

@@ -35,8 +35,9 @@ from store.util import escape_like, new_id, redact_url
 log = logging.getLogger("memlane")
 
 EXACT_BELOW = 20_000  # namespaces with fewer live chunks are searched exactly (an index scan over the namespace)
-# hnsw.ef_search: at least this, 2 x k, at most this. Synthetic 384-d vectors at 20k (docs/BENCHMARKS.md):
-# ef 40 gives recall@10 0.60, 100 gives 0.82, 400 gives 0.995.
+# hnsw.ef_search: at least the store's `ef_search` (config pg_ef_search, default EF_SEARCH_MIN), 2 x k,
+# at most EF_SEARCH_MAX. Synthetic 384-d vectors at 20k (docs/BENCHMARKS.md): ef 40 gives recall@10 0.60,
+# 100 gives 0.82, 400 gives 0.995; at 1M 400 gives a distance recall of 0.92 and 500 0.95.
 EF_SEARCH_MIN, EF_SEARCH_MAX = 400, 1000
 LIKE_SCAN_LIMIT = 20000
 DEFAULT_LEASE_S = 60
@@ -58,12 +59,13 @@ class PgStore(SharedSql, SqliteBrowse):
     HAS_VECTOR_SQL = "select 1 from chunk_vec where seq = ?"
 
     def __init__(self, url: str, dim: int, *, model: str = "", lease_s: float = DEFAULT_LEASE_S,
-                 pool_size: int = 8) -> None:
+                 pool_size: int = 8, ef_search: int = EF_SEARCH_MIN) -> None:
         self._url = url
         self.path = redact_url(url)  # what messages, /health and the dashboard show
         self.dim = int(dim)
         self._model = model
         self.lease_s = float(lease_s)
+        self.ef_search = int(ef_search)
         # Who claims queue rows: unique per process and store (host, pid, random).
         self.instance = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self.migrations_applied = migrate(url, self.dim)
@@ -201,7 +203,7 @@ class PgStore(SharedSql, SqliteBrowse):
         with self.atomic() as db:  # set_config(..., true) lasts for this transaction only
             db.execute("select set_config('hnsw.iterative_scan', 'relaxed_order', true), "
                        "set_config('hnsw.ef_search', ?, true)",
-                       (str(min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, 2 * k))),))
+                       (str(min(EF_SEARCH_MAX, max(self.ef_search, 2 * k))),))
             rows = db.execute(
                 f"select v.seq, v.embedding <=> ? as d, v.lang from {table} v join chunks c on c.seq = v.seq "
                 f"where v.namespace = ?{live} and {where} order by v.embedding <=> ? limit ?",

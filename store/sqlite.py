@@ -57,7 +57,8 @@ class SqliteStore(SharedSql, SqliteBrowse):
             last = seqs[-1]
             moved += derived.move_vectors(db, seqs, dst)
 
-    def __init__(self, path: str | Path, dim: int, *, model: str = "", cache_mib: int | None = None) -> None:
+    def __init__(self, path: str | Path, dim: int, *, model: str = "", cache_mib: int | None = None,
+                 ef_search: int | None = None) -> None:
         self.path = Path(path)
         self._cache_kib = int(cache_mib * 1024) if cache_mib else CACHE_KIB
         self.dim = int(dim)
@@ -75,6 +76,8 @@ class SqliteStore(SharedSql, SqliteBrowse):
             raise
         self._writer.vector_log = []  # vector changes of the open transaction (store/derived.py notes them)
         self.ann = ann.AnnIndexes(self.path, self.dim, self.reader)
+        if ef_search:
+            self.ann.set_expansion_search(ef_search)
         self.ann.open(ann.generation(self._writer))
         self._local = threading.local()
         self._readers: list[Any] = []

@@ -50,6 +50,24 @@ def test_index_is_built_when_missing_saved_on_close_and_mapped_again(tmp_path: P
         assert _near(m, "n", BOB) == (hits, False)
 
 
+def test_the_search_beam_comes_from_config_and_reaches_every_index(tmp_path: Path, e5, ann_index) -> None:
+    from config import load_config
+
+    path = tmp_path / "memory.db"
+    narrow = load_config({"HOME": str(tmp_path), "MEMLANE_ANN_EF_SEARCH": "48"})
+    with Memory(path, config=narrow, embedder=e5) as m:
+        for f in FACTS:
+            m.remember(f, namespace="n")
+        assert m.flush(60)
+        ann_index(m, "n")  # built and mapped
+        idx = m.store.ann.get("n")
+        assert idx.base.expansion_search == 48 and idx.delta.expansion_search == 48
+    with Memory(path, config=narrow, embedder=e5) as m:  # the saved file, mapped again at open
+        assert m.store.ann.get("n").base.expansion_search == 48
+    with Memory(path, config=load_config({"HOME": str(tmp_path)}), embedder=e5) as m:
+        assert m.store.ann.get("n").base.expansion_search == ann.EXPANSION_SEARCH
+
+
 def test_a_stale_file_is_rebuilt(tmp_path: Path, cfg, e5, ann_index) -> None:
     path = tmp_path / "memory.db"
     with Memory(path, config=cfg, embedder=e5) as m:

@@ -45,6 +45,8 @@ def test_explicit_config_path(tmp_path):
     ({"MEMLANE_EMBEDDER": "word2vec"}, "MEMLANE_EMBEDDER"),
     ({"MEMLANE_PII": "maybe"}, "MEMLANE_PII"),
     ({"MEMLANE_FACTS": "perhaps"}, "MEMLANE_FACTS"),
+    ({"MEMLANE_PG_EF_SEARCH": "1001"}, "MEMLANE_PG_EF_SEARCH"),  # above pgvector's own bound
+    ({"MEMLANE_ANN_EF_SEARCH": "0"}, "MEMLANE_ANN_EF_SEARCH"),
 ])
 def test_bad_env_names_the_key(tmp_path, env, key):
     with pytest.raises(ConfigError) as info:

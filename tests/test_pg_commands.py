@@ -60,6 +60,15 @@ def test_a_wrong_password_is_a_typed_error_without_the_password(tmp_path: Path, 
     assert "not-the-password" not in text and ":***@" in text
 
 
+def test_the_search_beam_comes_from_config(tmp_path: Path, pg_url: str, e5) -> None:
+    import store.postgres as sp
+
+    with Memory(pg_url, config=load_config({"HOME": str(tmp_path)}), embedder=e5) as m:
+        assert m.store.ef_search == sp.EF_SEARCH_MIN
+    with Memory(pg_url, config=load_config({"HOME": str(tmp_path), "MEMLANE_PG_EF_SEARCH": "550"}), embedder=e5) as m:
+        assert m.store.ef_search == 550
+
+
 def test_stats_and_path_never_show_the_password(pg_url: str, cfg, e5) -> None:
     with Memory(pg_url, config=cfg, embedder=e5) as m:
         m.remember("a memory on PostgreSQL")
