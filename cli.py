@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("benchmark", "cli.help.bench"),
     "bench ann": ("bench_ann", "cli.help.bench_ann"),
     "bench dashboard": ("bench_dashboard", "cli.help.bench_dashboard"),
+    "bench halfvec": ("bench_halfvec", "cli.help.bench_halfvec"),
     "bench profile": ("bench_profile", "cli.help.bench_profile"),
     "bench recall-latency": ("bench_recall_latency", "cli.help.bench_recall_latency"),
     "bench worker": ("bench_worker", "cli.help.bench_worker"),

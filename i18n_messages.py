@@ -743,6 +743,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "plot written to {path}",
         "zh": "图已写入 {path}",
     },
+    "bench.bad_halfvec_args": {
+        "en": "--chunks must be 1,000 to 5,000,000, --queries 1 to 10,000 and --ef-search 1 to 1000; pick values in range",
+        "zh": "--chunks 须在 1,000 到 5,000,000 之间，--queries 在 1 到 10,000 之间，--ef-search 在 1 到 1000 之间，请调整参数",
+    },
     "bench.bad_ef_search": {
         "en": "--ef-search takes beams of 1 to {top} (pgvector's hnsw.ef_search stops at 1000); pick values in range",
         "zh": "--ef-search 的取值须在 1 到 {top} 之间（pgvector 的 hnsw.ef_search 最大为 1000），请调整参数",
@@ -1488,6 +1492,10 @@ MESSAGES: dict[str, dict[str, str]] = {
     "cli.help.bench_profile": {
         "en": "where the time of one recall goes, stage by stage (wall-clock timers, query vectors cached)",
         "zh": "逐阶段列出一次检索的耗时（按实际时间计时，查询向量已缓存）",
+    },
+    "cli.help.bench_halfvec": {
+        "en": "pgvector HNSW over full vectors against one over halfvec casts, one throwaway server, queried in turn",
+        "zh": "在一个临时服务器上交替查询：pgvector 全精度向量的 HNSW 与 halfvec 转换后的 HNSW",
     },
     "cli.help.bench_profile_cold": {
         "en": "time questions the warm-up did not ask, as a daemon answering new questions (per-text caches cold)",

@@ -121,6 +121,22 @@ def test_engine_bench_sweeps_the_search_beam_on_one_sqlite_index(tmp_path: Path)
     assert list(work.iterdir()) == []
 
 
+def test_halfvec_bench_compares_both_indexes_on_a_real_server() -> None:
+    # The server runs as its own user, so its folder is under the system's temp folder, not tmp_path.
+    proc = subprocess.run([sys.executable, str(ROOT / "cli.py"), "bench", "halfvec", "--chunks", "2000",
+                           "--queries", "20", "--ef-search", "40", "200"],
+                          capture_output=True, text=True, timeout=600, cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    import ast
+
+    rows = [ast.literal_eval(line) for line in proc.stdout.splitlines() if line.startswith("{'ef_search'")]
+    assert [r["ef_search"] for r in rows] == [40, 200]
+    for r in rows:
+        assert 0 < r["full"]["recall_at_10_eps"] <= 1 and 0 < r["halfvec"]["recall_at_10_eps"] <= 1
+    assert rows[1]["full"]["recall_at_10_eps"] >= 0.95  # a beam of 200 over 2,000 vectors is nearly exact
+    assert "v_full" in proc.stdout and "v_half" in proc.stdout  # both built, sizes printed
+
+
 @pytest.mark.parametrize("engine, ef", [("postgres", "1001"), ("sqlite", "0")])
 def test_engine_bench_rejects_a_beam_out_of_range_before_it_starts(tmp_path: Path, engine: str, ef: str) -> None:
     proc = subprocess.run([sys.executable, str(SCRIPT), "--engine", engine, "--ef-search", "400", ef,

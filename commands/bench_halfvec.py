@@ -1,8 +1,8 @@
-"""A measured dead end, kept so the figure in docs/BENCHMARKS.md can be re-run: pgvector's HNSW over
-full vectors against an HNSW over the same vectors cast to halfvec (half the bytes a vector), one
-throwaway PostgreSQL, one table, both indexes, queried in turn at each ef_search.
+"""`memlane bench halfvec`: a measured dead end, kept so the figure in docs/BENCHMARKS.md can be re-run.
+pgvector's HNSW over full vectors against an HNSW over the same vectors cast to halfvec (half the bytes
+a vector), one throwaway PostgreSQL, one table, both indexes, queried in turn at each ef_search.
 
-    .venv/bin/python scripts/pg_halfvec_ab.py --chunks 100000 --ef-search 100 200 400
+    ./memlane bench halfvec --chunks 100000 --ef-search 100 200 400
 
 The halfvec query re-ranks its 10 by the full vectors' distance, as a shipped one would. Recall is
 ann-benchmarks' distance recall against an exact numpy scan (commands/bench_engines.py, EPS).
@@ -10,38 +10,41 @@ ann-benchmarks' distance recall against an exact numpy scan (commands/bench_engi
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from commands import bench_engines as be  # noqa: E402
-from commands import pg_local  # noqa: E402
+from commands import bench_engines as be
+from commands import pg_local
+from commands._common import argument_parser
+from i18n_messages import t
 
 FULL = "select seq from v order by embedding <=> %s limit 10"
 HALF = ("select seq from (select seq, embedding <=> %s as d from v order by embedding::halfvec(384) <=> %s::halfvec(384) "
         "limit 10) s order by d")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--chunks", type=int, default=100_000)
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--ef-search", type=int, nargs="+", default=[100, 200, 400])
-    ap.add_argument("--shared-buffers", default="1GB")
-    args = ap.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    ap = argument_parser("memlane bench halfvec", t("cli.help.bench_halfvec"))
+    ap.add_argument("--chunks", type=int, default=100_000, help=t("cli.help.bench_chunks"))
+    ap.add_argument("--queries", type=int, default=200, help=t("cli.help.bench_queries"))
+    ap.add_argument("--ef-search", type=int, nargs="+", default=[100, 200, 400], help=t("cli.help.bench_ef_search"))
+    ap.add_argument("--pg-shared-buffers", default="1GB", help=t("cli.help.bench_pg_shared_buffers"))
+    args = ap.parse_args(argv)
+    if not 1_000 <= args.chunks <= 5_000_000 or not 1 <= args.queries <= 10_000 \
+            or any(not 1 <= ef <= 1000 for ef in args.ef_search):
+        print(t("bench.bad_halfvec_args"), file=sys.stderr)
+        return 2
     import psycopg
     from pgvector.psycopg import register_vector
 
     vecs, qs = be.composed(args.chunks, args.queries, 7)
     with tempfile.TemporaryDirectory(prefix="memlane-halfvec-") as tmp:
-        server = pg_local.start(Path(tmp) / "pg", durable=True, shared_buffers=args.shared_buffers)
+        server = pg_local.start(Path(tmp) / "pg", durable=True, shared_buffers=args.pg_shared_buffers)
         try:
             with psycopg.connect(server.url(), autocommit=True) as conn:
                 conn.execute("create extension if not exists vector")
