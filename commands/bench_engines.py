@@ -207,7 +207,7 @@ def _measure(store: Any, vecs: np.ndarray, qs: np.ndarray, namespaces: int) -> d
         lat.append((time.perf_counter() - t0) * 1000)
         answers.append([r[0] for r in got.rows[:K]])
     hits, close = 0, 0
-    for q, top, kth, returned in zip(qs, tops, kths, answers, strict=True):
+    for q, top, kth, returned in zip(qs, tops, kths.tolist(), answers, strict=True):
         hits += len(set((mine[top] + 1).tolist()) & set(returned))
         close += sum(1.0 - float(vecs[s - 1] @ q) <= kth + EPS for s in returned)
     lat.sort()
