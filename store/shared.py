@@ -253,13 +253,14 @@ class SharedSql:
             f"select seq, content, valid_from, superseded_by, id from chunks where seq in ({_marks(seqs)})",
             list(seqs))}
 
-    def _entity_rows(self, column: str, join: str, seqs: Sequence[int]) -> list[tuple[int, str]]:
+    def _entity_rows(self, column: str, join: str, seqs: Sequence[int], ordered: bool = False) -> list[tuple[int, str]]:
         """(chunk_seq, `column`) of every entity linked to `seqs`; `join` brings in the table it comes from."""
         if not seqs:  # `in ()` is an error on PostgreSQL
             return []
+        order = f" order by {column}" if ordered else ""
         return self.reader().execute(
             f"select ce.chunk_seq, {column} from chunk_entities ce join {join} "
-            f"where ce.chunk_seq in ({_marks(seqs)}) order by {column}", list(seqs)).fetchall()
+            f"where ce.chunk_seq in ({_marks(seqs)}){order}", list(seqs)).fetchall()
 
     def alias_norms(self, seqs: Sequence[int]) -> dict[int, set[str]]:
         names: dict[int, set[str]] = defaultdict(set)
@@ -313,7 +314,7 @@ class SharedSql:
 
     def entity_names(self, seqs: Sequence[int]) -> dict[int, list[str]]:
         ents: dict[int, list[str]] = defaultdict(list)
-        for seq, name in self._entity_rows("e.name", "entities e on e.id = ce.entity_id", seqs):
+        for seq, name in self._entity_rows("e.name", "entities e on e.id = ce.entity_id", seqs, ordered=True):
             ents[seq].append(name)
         return ents
 
