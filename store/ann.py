@@ -35,6 +35,12 @@ log = logging.getLogger("memlane")
 # against f32 and keeps distances to ~1e-3; i8 lost a quarter of recall@10 on e5-like vectors.
 DTYPE = "f16"
 CONNECTIVITY = 16
+# A graph of degree 16 is too sparse for a large namespace: at 1M composed vectors a beam of 1000 found a
+# distance recall@10 of 0.889 (docs/BENCHMARKS.md). Namespaces with LARGE_AT vectors or more when their
+# file is built get degree 32 (pgvector's m 32 reached 0.95 there), at about twice the build time and
+# 256 bytes more a vector on disk; below it degree 16 keeps the 10k searches as measured.
+CONNECTIVITY_LARGE = 32
+LARGE_AT = 200_000
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 1024  # recall@10 0.998 at 20k and 0.986 at 50k on the synthetic benchmark vectors (256: 0.89)
 DELTA_MAX = 20_000  # changes held in memory before the base is rewritten (compaction)
@@ -96,8 +102,13 @@ def _index_class() -> Any:
     return Index
 
 
-def _new_index(dim: int, expansion_search: int = EXPANSION_SEARCH) -> Any:
-    return _index_class()(ndim=dim, metric="cos", dtype=DTYPE, connectivity=CONNECTIVITY,
+def connectivity_for(count: int) -> int:
+    """The graph degree of a namespace file holding `count` vectors."""
+    return CONNECTIVITY_LARGE if count >= LARGE_AT else CONNECTIVITY
+
+
+def _new_index(dim: int, expansion_search: int = EXPANSION_SEARCH, connectivity: int = CONNECTIVITY) -> Any:
+    return _index_class()(ndim=dim, metric="cos", dtype=DTYPE, connectivity=connectivity,
                  expansion_add=EXPANSION_ADD, expansion_search=expansion_search)
 
 
@@ -170,7 +181,8 @@ class AnnIndexes:
             try:
                 info = json.loads(side.read_text(encoding="utf-8"))
                 ns = info["namespace"]
-                fresh = info.get("gen") == gen and info.get("dim") == self.dim and info.get("dtype") == DTYPE
+                fresh = info.get("gen") == gen and info.get("dim") == self.dim and info.get("dtype") == DTYPE \
+                    and info.get("connectivity", CONNECTIVITY) == connectivity_for(int(info.get("count", 0)))
             except (OSError, ValueError, KeyError):
                 ns, fresh = None, False
             data = side.with_suffix(".usearch")
@@ -197,7 +209,8 @@ class AnnIndexes:
         os.replace(tmp, stem.with_suffix(".usearch"))
         side_tmp = stem.with_suffix(".json.tmp")
         side_tmp.write_text(json.dumps({"namespace": namespace, "gen": gen, "count": count, "dim": self.dim,
-                                        "dtype": DTYPE}), encoding="utf-8")
+                                        "dtype": DTYPE, "connectivity": int(index.connectivity)}),
+                            encoding="utf-8")
         os.replace(side_tmp, stem.with_suffix(".json"))
         return self._view(stem.with_suffix(".usearch"))
 
@@ -269,18 +282,21 @@ class AnnIndexes:
         """A new index of the namespace's live vectors, read in one snapshot from chunk_vec_f32, or for a
         context space from chunk_ctx_vec (keys seq + CTX_KEY)."""
         db = self._read()
-        index = _new_index(self.dim)
         if is_context(namespace):
-            sql = ("select c.seq, v.embedding from chunks c join chunk_ctx_vec v on v.rowid = c.seq "
-                   "where c.seq > ? and c.namespace = ? and c.valid_until is null order by c.seq limit ?")
+            rows_sql = ("from chunks c join chunk_ctx_vec v on v.rowid = c.seq "
+                        "where c.seq > ? and c.namespace = ? and c.valid_until is null")
+            sql = f"select c.seq, v.embedding {rows_sql} order by c.seq limit ?"
             ns, offset = namespace[len(CTX_PREFIX):], CTX_KEY
         else:
-            sql = ("select f.seq, f.embedding from chunk_vec_f32 f join chunks c on c.seq = f.seq "
-                   "where f.seq > ? and c.namespace = ? and c.valid_until is null order by f.seq limit ?")
+            rows_sql = ("from chunk_vec_f32 f join chunks c on c.seq = f.seq "
+                        "where f.seq > ? and c.namespace = ? and c.valid_until is null")
+            sql = f"select f.seq, f.embedding {rows_sql} order by f.seq limit ?"
             ns, offset = namespace, 0
         db.execute("begin")  # the rows and the generation they reflect, in one snapshot
         try:
             gen = generation(db)
+            (count,) = db.execute(f"select count(*) {rows_sql}", (-1, ns)).fetchone()
+            index = _new_index(self.dim, connectivity=connectivity_for(int(count)))
             last = -1
             while True:
                 rows = db.execute(sql, (last, ns, BUILD_BATCH)).fetchall()
@@ -306,6 +322,15 @@ class AnnIndexes:
             keys = np.asarray(idx.delta.keys, dtype=np.uint64)
             vecs = np.asarray(idx.delta.get(keys), dtype=np.float32).reshape(len(keys), self.dim)
             base = self._stem(namespace).with_suffix(".usearch") if idx.base is not None else None
+            grown = idx.base is not None and int(idx.base.connectivity) < connectivity_for(
+                idx.base_keys - len(dead) + len(keys))
+            if grown:  # past LARGE_AT: a denser graph, so built anew from the vectors, not merged
+                self._start(namespace, lambda: self._from_db(namespace))
+                t = self._threads[-1]
+        if grown:
+            if wait:
+                t.join()
+            return
 
         def merge() -> tuple[Any, int, int]:
             merged: Any = Index.restore(str(base), view=False) if base is not None else _new_index(self.dim)

@@ -90,6 +90,41 @@ def test_a_stale_file_is_rebuilt(tmp_path: Path, cfg, e5, ann_index) -> None:
         assert not exact and ids[1] not in hits and set(hits) == {ids[0], ids[2]}
 
 
+def test_a_large_namespace_gets_the_denser_graph_at_build_reopen_and_compaction(
+        tmp_path: Path, cfg, e5, ann_index, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    path = tmp_path / "memory.db"
+    monkeypatch.setattr(ann, "LARGE_AT", 4)  # three facts: degree 16; a fourth makes it large
+    with Memory(path, config=cfg, embedder=e5) as m:
+        ids = [m.remember(f, namespace="n")["chunk_id"] for f in FACTS]
+        assert m.flush(60)
+        ann_index(m, "n")
+        assert m.store.ann.get("n").base.connectivity == ann.CONNECTIVITY
+        ids.append(m.remember("Carol plays the cello on Sundays.", namespace="n")["chunk_id"])
+        assert m.flush(60)
+        m.store.ann.compact("n", wait=True)  # crosses LARGE_AT: rebuilt from the vectors, not merged
+        idx = m.store.ann.get("n")
+        assert idx.base.connectivity == ann.CONNECTIVITY_LARGE and idx.base_keys == 4 and not idx.changes
+        hits, exact = _near(m, "n", BOB)
+        assert not exact and hits[0] == ids[1] and set(hits) == set(ids)
+    (side,) = (tmp_path / "memory.db.ann").glob("*.json")
+    assert json.loads(side.read_text(encoding="utf-8"))["connectivity"] == ann.CONNECTIVITY_LARGE
+    monkeypatch.setattr(ann, "LARGE_AT", 2)
+    with Memory(path, config=cfg, embedder=e5) as m:  # the saved degree still fits its count: mapped
+        assert m.store.ann.get("n").base.connectivity == ann.CONNECTIVITY_LARGE
+    # A file whose degree its size no longer calls for (an older release's degree-16 file of a namespace
+    # that is now large) is stale: removed at open and rebuilt.
+    info = json.loads(side.read_text(encoding="utf-8"))
+    side.write_text(json.dumps({**info, "connectivity": ann.CONNECTIVITY}), encoding="utf-8")
+    with Memory(path, config=cfg, embedder=e5) as m:
+        assert m.store.ann.get("n") is None
+        ann_index(m, "n")
+        assert m.store.ann.get("n").base.connectivity == ann.CONNECTIVITY_LARGE
+        hits, exact = _near(m, "n", BOB)
+        assert not exact and set(hits) == set(ids)
+
+
 def test_index_follows_writes_forgets_and_updates(mem: Memory, ann_index) -> None:
     ids = [mem.remember(f, namespace="n")["chunk_id"] for f in FACTS]
     assert mem.flush(60)
