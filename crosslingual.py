@@ -7,12 +7,15 @@ Chinese words ranked by the word frequencies of jieba's dictionary file. Nothing
 
 The maps live in a read-only SQLite file in the user's cache folder (`lexicon_file`), not in Python
 objects: built once (about two seconds), then every process reads it through the page cache, which
-keeps ~70 MB of dicts out of the daemon's heap.
+keeps ~70 MB of dicts out of the daemon's heap. The build itself runs in a child process
+(`build_elsewhere`): its dicts, freed, would stay in the daemon's malloc arenas (55 MB of RSS after 300
+recalls on the 10k store, docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import sqlite3
@@ -23,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import entity_resolve as er
+
+log = logging.getLogger("memlane")
+BUILD_TIMEOUT_S = 300
 
 MAX_GLOSSES_PER_WORD = 3  # English keywords kept per Chinese word (its first, most common senses)
 MAX_ZH_PER_WORD = 3  # Chinese words kept per English keyword
@@ -264,6 +270,24 @@ def _write(dest: Path, built: _Built) -> None:
     os.replace(tmp, dest)  # atomic: a reader never sees half a file
 
 
+def build_elsewhere(source: Path, dest: Path) -> None:
+    """Build the lexicon file from `source` in a child process (this module as a script); build it here
+    when the child cannot run or fails, so the lexicon is never lost to it."""
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--build", str(source), str(dest)],
+                              capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False)
+        if done.returncode == 0 and dest.exists():
+            return
+        log.warning("building the lexicon in a child process failed (exit %s): %s; building it here",
+                    done.returncode, done.stderr[-500:])
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.warning("building the lexicon in a child process failed (%s); building it here", exc)
+    _write(dest, _build(source))
+
+
 def _open(dest: Path) -> Lexicon:
     conn = sqlite3.connect(f"file:{dest}?mode=ro&immutable=1", uri=True, check_same_thread=False)
     return Lexicon(conn, threading.Lock())
@@ -305,7 +329,7 @@ def lexicon() -> Lexicon | None:
                 return None
             dest = lexicon_file(path)
             if not dest.exists():
-                _write(dest, _build(path))
+                build_elsewhere(path, dest)
             _lexicon = _open(dest)
     return _lexicon
 
@@ -473,3 +497,11 @@ def bridge_rank(rows: list[tuple[int, str]], groups: list[tuple[str, ...]], min_
             scored.append((score, seq))
     scored.sort(key=lambda x: (-x[0], x[1]))
     return [seq for _, seq in scored]
+
+
+if __name__ == "__main__":  # build_elsewhere's child: crosslingual.py --build SOURCE DEST
+    import sys
+
+    if len(sys.argv) != 4 or sys.argv[1] != "--build":
+        raise SystemExit("usage: crosslingual.py --build SOURCE DEST")
+    _write(Path(sys.argv[3]), _build(Path(sys.argv[2])))

