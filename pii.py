@@ -51,6 +51,12 @@ _CN_ID = re.compile(r"(?<!\d)\d{17}[\dXx](?![\dXx])")
 # digit, so that "the bearer instrument" is prose, not a token.
 _BEARER = re.compile(r"(?i)(?<![A-Za-z0-9])bearer\s+((?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{16,4096})")
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9_-]*")
+# What every detect-secrets pattern (and _SK_KEY) needs somewhere in a match: a run of 20 token characters
+# (`\d` is any script's digit, as in their patterns), or the literal of the few short ones (Slack's xox,
+# URL credentials, JWT, npm, private keys). A text with none has no secret, and the plugins, which import
+# requests (10 MB), are not loaded for it. tests/test_pii.py generates each pattern's matches to hold this.
+_MAYBE_SECRET = re.compile(r"[A-Za-z\d_+/=-]{20,}|(?i:xox|://|eyj|_authtoken|private key|putty-user-key)")
+_DIGIT = re.compile(r"\d")  # the candidates of stdnum and phonenumbers are digit runs
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,8 @@ def _plugin_spans(plugin: object, text: str) -> Iterator[tuple[int, int]]:
 
 
 def _secrets(text: str) -> Iterator[Finding]:
+    if not _MAYBE_SECRET.search(text):
+        return
     from detect_secrets.plugins.jwt import JwtTokenDetector
     from detect_secrets.plugins.private_key import PrivateKeyDetector
 
@@ -139,6 +147,8 @@ def _bearers(text: str) -> Iterator[Finding]:
 
 
 def _numbers(text: str) -> Iterator[Finding]:
+    if not (_CN_ID.search(text) or _CARD.search(text)):
+        return
     from stdnum import luhn
     from stdnum.cn import ric
 
@@ -152,6 +162,8 @@ def _numbers(text: str) -> Iterator[Finding]:
 
 
 def _phones(text: str) -> Iterator[Finding]:
+    if not _DIGIT.search(text):
+        return
     import phonenumbers
 
     for m in phonenumbers.PhoneNumberMatcher(text, "CN", leniency=phonenumbers.Leniency.VALID, max_tries=200):
@@ -163,6 +175,8 @@ def _phones(text: str) -> Iterator[Finding]:
 
 def _any_phones(text: str) -> Iterator[Finding]:
     """Every valid phone number: CN and US national formats and any international +number (for logs)."""
+    if not _DIGIT.search(text):
+        return
     import phonenumbers
 
     for region in ("CN", "US", "ZZ"):  # ZZ: only numbers written with a +country code

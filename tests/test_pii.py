@@ -186,3 +186,58 @@ def test_apply_fields_reject_names_the_field_never_the_value(name: str) -> None:
         assert GHP_LONG not in text and "bob@" not in text and "13812345678" not in text and "sk-ant" not in text
     assert pii.apply_fields({"source": "chat", "tags": ["a", "b"], "metadata": {"k": [1, "v"]}}, "reject") == (
         {"source": "chat", "tags": ["a", "b"], "metadata": {"k": [1, "v"]}}, [])
+
+
+def _secret_patterns() -> list[object]:
+    from detect_secrets.plugins.private_key import PrivateKeyDetector
+
+    plugins = [*pii._secret_plugins(), PrivateKeyDetector()]
+    return [r for p in plugins for r in p.denylist] + [pii._SK_KEY]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("pattern", _secret_patterns(), ids=lambda r: r.pattern[:40])
+def test_every_secret_pattern_passes_the_gate_that_spares_loading_the_plugins(pattern) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.from_regex(pattern))
+    def holds(text: str) -> None:
+        assert pii._MAYBE_SECRET.search(text), text
+
+    holds()
+
+
+def test_text_without_a_digit_has_no_phone_number() -> None:
+    import phonenumbers
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    chars = st.characters(blacklist_categories=("Nd", "Cs"))
+    words = st.sampled_from(["call", "me", "at", "+", "-", "(", ")", "电话", "ONE", "FLOWERS", "1-800", "x", " "])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.one_of(st.text(chars, max_size=8), words), max_size=12).map(" ".join))
+    def holds(text: str) -> None:
+        if pii._DIGIT.search(text):
+            return
+        for region in ("CN", "US", "ZZ"):
+            assert not list(phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID))
+
+    holds()
+
+
+def test_an_ordinary_query_loads_none_of_the_detectors() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    code = ("import sys, pii\n"
+            "assert pii.scrub('What does Bob drink in the morning? 爱丽丝住在哪里') == "
+            "'What does Bob drink in the morning? 爱丽丝住在哪里'\n"
+            "print(sorted(m for m in ('detect_secrets', 'requests', 'stdnum', 'phonenumbers') if m in sys.modules))\n"
+            "assert 'redacted:card_number' in pii.scrub('card 4111 1111 1111 1111 or 13812345678')\n"
+            "print(sorted(m for m in ('stdnum', 'phonenumbers') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=str(root))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[]", "['phonenumbers', 'stdnum']"]
