@@ -106,7 +106,7 @@ def _load_pg(url: str, vecs: np.ndarray, m: int, ef_construction: int, namespace
         # The graph must fit in maintenance_work_mem, or the build slows down many times.
         conn.execute("select set_config('maintenance_work_mem', %s, false)",
                      (f"{max(1024, len(vecs) * 4 * 1024 // 1_000_000)}MB",))
-        conn.execute(hnsw_index_sql(DIM, m, ef_construction))
+        conn.execute(hnsw_index_sql(m, ef_construction))
     return store, loaded - t0, time.perf_counter() - loaded
 
 
@@ -166,7 +166,7 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
                         **({"hnsw_m": m, "hnsw_ef_construction": ef_construction,
                             "shared_buffers": shared_buffers if server is not None else None}
                            if engine == "postgres" else
-                           {"hnsw_m": ann.connectivity_for(n // namespaces), "hnsw_ef_construction": ann.EXPANSION_ADD}), **row})
+                           {"hnsw_m": ann.CONNECTIVITY, "hnsw_ef_construction": ann.EXPANSION_ADD}), **row})
         return out
     finally:
         store.close()

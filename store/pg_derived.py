@@ -126,7 +126,7 @@ def reset_vectors(db: Any, dim: int, now: str) -> int:
         if table_dim(db, table) != int(dim):
             db.execute(f"drop index if exists {table}_hnsw")
             db.execute(f"alter table {table} alter column embedding type vector({int(dim)})")
-            db.execute(hnsw_index_sql(dim, table=table))
+            db.execute(hnsw_index_sql(table=table))
     db.execute("insert into embed_queue(chunk_seq, enqueued_at) select seq, ? from chunks "
                "on conflict (chunk_seq) do update set attempts = 0, last_error = null, claimed_by = null, "
                "claimed_at = null", (now,))

@@ -39,21 +39,8 @@ EXACT_BELOW = 20_000  # namespaces with fewer live chunks are searched exactly (
 # at most EF_SEARCH_MAX. Synthetic 384-d vectors at 20k (docs/BENCHMARKS.md): ef 40 gives recall@10 0.60,
 # 100 gives 0.82, 400 gives 0.995; at 1M 400 gives a distance recall of 0.92 and 500 0.95.
 EF_SEARCH_MIN, EF_SEARCH_MAX = 400, 1000
-# The HNSW index is over halfvec (store/postgres_db.hnsw_index_sql); a search takes OVERFETCH x k rows in
-# the index's order, all of them from the beam it has already walked, and keeps the k nearest by float32.
-OVERFETCH = 2
 LIKE_SCAN_LIMIT = 20000
 DEFAULT_LEASE_S = 60
-
-
-def ann_sql(table: str, dim: int, live: str, where: str) -> str:
-    """An HNSW search of a vector table (a constant) for a filter's `where`: ordered by the indexed
-    expression, so the planner can walk the index, returning the float32 distance. Arguments: the query
-    vector, the namespace, the filter's, the query vector again, the row limit."""
-    d = int(dim)
-    return (f"select v.seq, v.embedding <=> ? as d, v.lang from {table} v join chunks c on c.seq = v.seq "
-            f"where v.namespace = ?{live} and {where} "
-            f"order by v.embedding::halfvec({d}) <=> ?::halfvec({d}) limit ?")
 
 
 def _latin_query(words: Sequence[str]) -> tuple[str, list[str]]:
@@ -217,10 +204,12 @@ class PgStore(SharedSql, SqliteBrowse):
             db.execute("select set_config('hnsw.iterative_scan', 'relaxed_order', true), "
                        "set_config('hnsw.ef_search', ?, true)",
                        (str(min(EF_SEARCH_MAX, max(self.ef_search, 2 * k))),))
-            rows = db.execute(ann_sql(table, self.dim, live, where),
-                              (q, flt.namespace, *args, q, OVERFETCH * k)).fetchall()
-        rows.sort(key=lambda r: (r[1], r[0]))  # by the float32 distance (relaxed_order is nearly sorted)
-        return [(int(r[0]), float(r[1]), r[2]) for r in rows[:k]], False
+            rows = db.execute(
+                f"select v.seq, v.embedding <=> ? as d, v.lang from {table} v join chunks c on c.seq = v.seq "
+                f"where v.namespace = ?{live} and {where} order by v.embedding <=> ? limit ?",
+                (q, flt.namespace, *args, q, k)).fetchall()
+        rows.sort(key=lambda r: (r[1], r[0]))  # relaxed_order: nearly sorted; make it sorted
+        return [(int(r[0]), float(r[1]), r[2]) for r in rows], False
 
     def text_top(self, flt: Filter, field: str, words: Sequence[str], depth: int) -> list[int]:
         where, args = self._where(flt)

@@ -26,23 +26,10 @@ APP_NAME = "memlane"  # application_name of every connection (pg_stat_activity)
 HNSW_M, HNSW_EF_CONSTRUCTION = 32, 128
 
 
-def _full_index_sql(m: int, ef_construction: int, *, table: str = "chunk_vec") -> str:
-    """The index migrations 1-4 made (over the float32 vectors), kept as they shipped; version 6 replaces it."""
+def hnsw_index_sql(m: int = HNSW_M, ef_construction: int = HNSW_EF_CONSTRUCTION, *, table: str = "chunk_vec") -> str:
+    """The HNSW (cosine) index of a vector table (`<table>_hnsw`; `table` from store/pg_derived.py's constants)."""
     return (f"create index {table}_hnsw on {table} using hnsw (embedding vector_cosine_ops) "
             f"with (m = {int(m)}, ef_construction = {int(ef_construction)})")
-
-
-def hnsw_index_sql(dim: int, m: int = HNSW_M, ef_construction: int = HNSW_EF_CONSTRUCTION, *,
-                   table: str = "chunk_vec") -> str:
-    """The HNSW (cosine) index of a vector table (`<table>_hnsw`; `table` from store/pg_derived.py's
-    constants): over the vectors cast to halfvec, half the bytes a vector, so a search reads half the
-    pages. The query (store/postgres.py, ann_sql) orders by the same expression and re-ranks what it
-    found by the float32 distance. 100k composed vectors: 16-27 % faster for 0.0005-0.0015 of recall@10
-    (docs/BENCHMARKS.md). halfvec indexes take up to 4,000 dimensions (vector: 2,000)."""
-    return (f"create index {table}_hnsw on {table} using hnsw ((embedding::halfvec({int(dim)})) halfvec_cosine_ops) "
-            f"with (m = {int(m)}, ef_construction = {int(ef_construction)})")
-
-
 LOCK_TIMEOUT_S = 10  # the SQLite busy timeout's equivalent: a write waits this long for a row lock
 TS_CONFIG = "memlane_en"  # English stemming without a stop-word list, as FTS5's porter tokenizer
 
@@ -319,7 +306,7 @@ def _baseline(dim: int) -> list[str]:
             embedding vector({d}) not null,
             written_by text)""",
         "create index chunk_vec_ns on chunk_vec(namespace, live)",
-        _full_index_sql(16, 64),  # version 1 as it shipped; version 3 rebuilds it
+        hnsw_index_sql(16, 64),  # version 1 as it shipped; version 3 rebuilds it
         # The queue is shared by every daemon: a claim (claimed_by, claimed_at) is a lease; a daemon that
         # dies leaves its rows to the others once the lease has expired.
         f"""create table embed_queue (
@@ -360,7 +347,7 @@ def _hnsw_32(dim: int) -> list[str]:
     """Version 3: chunk_vec's HNSW index rebuilt with m 32, ef_construction 128 (it was pgvector's
     defaults, 16 and 64). On a large database this takes minutes (about 3 minutes for 100k vectors on
     2 cores), once, while the other daemons wait on the migration lock."""
-    return ["drop index if exists chunk_vec_hnsw", _full_index_sql(32, 128)]
+    return ["drop index if exists chunk_vec_hnsw", hnsw_index_sql(32, 128)]
 
 
 def _context_and_dates(dim: int) -> list[Any]:
@@ -389,7 +376,7 @@ def _context_and_dates(dim: int) -> list[Any]:
             lang {_T} not null,
             embedding vector({d}) not null)""",
         "create index chunk_ctx_vec_ns on chunk_ctx_vec(namespace, live)",
-        _full_index_sql(32, 128, table="chunk_ctx_vec"),
+        hnsw_index_sql(32, 128, table="chunk_ctx_vec"),
         f"""create table ctx_queue (
             chunk_seq bigint primary key references chunks(seq),
             gen integer not null default 0,
@@ -418,29 +405,9 @@ def _normal_keys(dim: int) -> list[Any]:
     return [lambda conn: normalise_keys(Handle(conn))]
 
 
-def _halfvec_index(dim: int) -> list[Any]:
-    """Version 6 (issue 13): both HNSW indexes rebuilt over halfvec (hnsw_index_sql). On a large database
-    this takes as long as the first build (about 36 minutes for 1M vectors on 2 cores), once, while the
-    other daemons wait on the migration lock. The build gets the memory its graph needs (4 KB a vector,
-    at most 4 GB) for this transaction only: a graph that does not fit builds many times slower."""
-
-    def rebuild(conn: Any) -> None:
-        for table in ("chunk_vec", "chunk_ctx_vec"):
-            (n,) = conn.execute(f"select count(*) from {table}").fetchone()
-            (have,) = conn.execute("select setting::bigint * 1024 from pg_settings "
-                                   "where name = 'maintenance_work_mem'").fetchone()
-            want = min(4 << 30, int(n) * 4096)
-            if want > int(have):
-                conn.execute("select set_config('maintenance_work_mem', %s, true)", (f"{want >> 20}MB",))
-            conn.execute(f"drop index if exists {table}_hnsw")
-            conn.execute(hnsw_index_sql(dim, table=table))
-
-    return [rebuild]
-
-
 # Append-only. Each entry runs once, in its own transaction with its version bump. An entry returns its
 # steps: SQL statements, or a callable given the connection (for derived rows only Python can make).
-MIGRATIONS = [_baseline, _threads, _hnsw_32, _context_and_dates, _normal_keys, _halfvec_index]
+MIGRATIONS = [_baseline, _threads, _hnsw_32, _context_and_dates, _normal_keys]
 SCHEMA_VERSION = len(MIGRATIONS)
 VERSION_TABLE = "memlane_schema"
 MIGRATION_LOCK = 0x6D656D6C616E65  # 'memlane': daemons starting together migrate one at a time
