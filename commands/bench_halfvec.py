@@ -1,8 +1,7 @@
 """`memlane bench halfvec`: an A/B kept so the figure in docs/BENCHMARKS.md can be re-run (faster at 100k
 here; the store's query over a halfvec index was slower at 1M, so it is not shipped). pgvector's HNSW
 over full vectors against an HNSW over the same vectors cast to halfvec (half the bytes a vector), one
-throwaway PostgreSQL, one table, both indexes, queried in
-turn at each ef_search.
+throwaway PostgreSQL, one table, both indexes, queried in turn at each ef_search.
 
     ./memlane bench halfvec --chunks 100000 --ef-search 100 200 400
 

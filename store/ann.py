@@ -182,7 +182,7 @@ class AnnIndexes:
                 info = json.loads(side.read_text(encoding="utf-8"))
                 ns = info["namespace"]
                 fresh = info.get("gen") == gen and info.get("dim") == self.dim and info.get("dtype") == DTYPE \
-                    and info.get("connectivity", CONNECTIVITY) == connectivity_for(int(info.get("count", 0)))
+                    and info.get("connectivity", CONNECTIVITY) >= connectivity_for(int(info.get("count", 0)))
             except (OSError, ValueError, KeyError):
                 ns, fresh = None, False
             data = side.with_suffix(".usearch")
@@ -318,15 +318,18 @@ class AnnIndexes:
             idx = self._ready.get(namespace)
             if idx is None or not idx.changes or namespace in self._jobs:
                 return
-            dead, gen = set(idx.dead), self.gen
-            keys = np.asarray(idx.delta.keys, dtype=np.uint64)
-            vecs = np.asarray(idx.delta.get(keys), dtype=np.float32).reshape(len(keys), self.dim)
-            base = self._stem(namespace).with_suffix(".usearch") if idx.base is not None else None
+            # Past LARGE_AT a file needs the denser graph: built anew from the vectors, not merged. Only
+            # ever upwards (open() keeps a denser file too), so a namespace near the size does not flip.
             grown = idx.base is not None and int(idx.base.connectivity) < connectivity_for(
-                idx.base_keys - len(dead) + len(keys))
-            if grown:  # past LARGE_AT: a denser graph, so built anew from the vectors, not merged
+                idx.base_keys - len(idx.dead) + len(idx.delta))
+            if grown:
                 self._start(namespace, lambda: self._from_db(namespace))
                 t = self._threads[-1]
+            else:
+                dead, gen = set(idx.dead), self.gen
+                keys = np.asarray(idx.delta.keys, dtype=np.uint64)
+                vecs = np.asarray(idx.delta.get(keys), dtype=np.float32).reshape(len(keys), self.dim)
+                base = self._stem(namespace).with_suffix(".usearch") if idx.base is not None else None
         if grown:
             if wait:
                 t.join()

@@ -123,6 +123,10 @@ def test_a_large_namespace_gets_the_denser_graph_at_build_reopen_and_compaction(
         assert m.store.ann.get("n").base.connectivity == ann.CONNECTIVITY_LARGE
         hits, exact = _near(m, "n", BOB)
         assert not exact and set(hits) == set(ids)
+    # A namespace that shrinks below the size keeps its denser file (no rebuild back and forth).
+    monkeypatch.setattr(ann, "LARGE_AT", 100)
+    with Memory(path, config=cfg, embedder=e5) as m:
+        assert m.store.ann.get("n").base.connectivity == ann.CONNECTIVITY_LARGE
 
 
 def test_index_follows_writes_forgets_and_updates(mem: Memory, ann_index) -> None:
