@@ -372,7 +372,7 @@ class Memory:
             return {"hits": [], "took_ms": round(took, 3), "lanes": {}, "skipped": "placeholder"}
         plan = Plan(flt, QueryInfo(text), k, lane_set, cfg, floor)  # `config` is read per call: benchmarks replace it
         pool = self._pool if cfg.parallel_lanes else None
-        hits, results, wall_ms = pipeline.recall(self.store, plan, self.query_vector, pool, self.cohort)
+        hits, results, wall_ms = pipeline.recall(self.store, plan, self.query_vector, pool, self.cohort, full)
         took = (time.perf_counter() - started) * 1000
         lanes_out = {name: {"hits": len(r.seqs), "ms": round(r.ms, 3)} for name, r in results.items()}
         self._log_recall(ns, text, took, lanes_out, wall_ms, hits, None)

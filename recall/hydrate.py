@@ -38,8 +38,9 @@ def brief(hit: dict[str, Any]) -> dict[str, Any]:
 
 def hits(store: Store, order: list[int], rrf: dict[int, float], final: dict[int, float],
          fused: Fused, namespace: str | None = None,
-         relevance: dict[int, float] | None = None) -> list[dict[str, Any]]:
-    """The full hits (memory_recall detail "full"), in `order`."""
+         relevance: dict[int, float] | None = None, threads: bool = True) -> list[dict[str, Any]]:
+    """The full hits (memory_recall detail "full"), in `order`. Without `threads` a hit names no thread
+    neighbours (brief() leaves them out anyway: one to four queries a hit saved)."""
     if not order:
         return []
     rows = store.hit_rows(list(order) + [fused.matched_fact[s] for s in order if s in fused.matched_fact])
@@ -62,7 +63,7 @@ def hits(store: Store, order: list[int], rrf: dict[int, float], final: dict[int,
             hit["superseded_by"] = r["superseded_by"]
         if seq in dates:
             hit["dates"] = dates[seq]
-        view = store.thread_view(namespace, r["chunk_id"], HIT_THREAD_SPAN) if namespace else None
+        view = store.thread_view(namespace, r["chunk_id"], HIT_THREAD_SPAN) if namespace and threads else None
         if view is not None:
             hit["thread"] = th.view_ids(view)
         fact = fused.matched_fact.get(seq)

@@ -124,10 +124,12 @@ def _once(embed: Callable[[str], np.ndarray]) -> Callable[[str], np.ndarray]:
 
 
 def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: Executor | None,
-           cohort: Callable[[], relevance.Cohort] | None = None) -> tuple[list[dict[str, Any]], dict[str, LaneResult], float]:
+           cohort: Callable[[], relevance.Cohort] | None = None,
+           full: bool = True) -> tuple[list[dict[str, Any]], dict[str, LaneResult], float]:
     """The hits of one recall, the whole question's lane results, and their wall time (ms).
 
     Hits carry `relevance`; those below plan.min_relevance are left out, and the next candidates move up.
+    Unless `full`, hits are made for hydrate.brief (no thread neighbours).
     """
     embed = _once(embed)  # the vector lane and relevance read the same query vector
     results, wall = run_lanes(store, plan, embed, pool)
@@ -156,4 +158,4 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
             qv, group = None, None
     rel = relevance_of(store, plan, cands, fused, qv, group)
     kept = [s for s in cands if rel[s] >= plan.min_relevance][: plan.k]
-    return hydrate.hits(store, kept, rrf, scores, fused, plan.flt.namespace, rel), results, wall
+    return hydrate.hits(store, kept, rrf, scores, fused, plan.flt.namespace, rel, threads=full), results, wall

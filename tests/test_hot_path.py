@@ -22,3 +22,22 @@ def test_counts_are_reused_until_a_commit_and_stay_exact(mem: Memory) -> None:
         assert store.count_memories("n") == 0 and store.count_memories("m") == 2
     finally:
         store.set_trace(None)
+
+
+def test_a_brief_recall_reads_no_thread_neighbours_and_shows_what_full_shows(mem: Memory) -> None:
+    from recall import hydrate
+
+    for text in ("Ann: the kiln at the studio broke down.", "Bo: then we fire the bowls next week instead.",
+                 "Ann: fine, the bowls can wait for the kiln."):
+        mem.remember(text, thread="conv-7", namespace="n")
+    mem.flush()
+    full = mem.recall("When do they fire the bowls?", namespace="n", detail="full")["hits"]
+    assert full and all("thread" in h for h in full)  # a full hit names its neighbours
+    statements: list[str] = []
+    mem.store.set_trace(statements.append)
+    try:
+        brief = mem.recall("When do they fire the bowls?", namespace="n", detail="brief")["hits"]
+    finally:
+        mem.store.set_trace(None)
+    assert brief == [hydrate.brief(h) for h in full]
+    assert not any("thread" in s for s in statements if "recall_log" not in s)
