@@ -1497,6 +1497,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "pgvector HNSW over full vectors against one over halfvec casts, one throwaway server, queried in turn",
         "zh": "在一个临时服务器上交替查询：pgvector 全精度向量的 HNSW 与 halfvec 转换后的 HNSW",
     },
+    "cli.help.bench_profile_cpu": {
+        "en": "time each stage by the thread's CPU clock, not the wall clock (comparable while other work holds the cores)",
+        "zh": "按线程的 CPU 时钟而非挂钟计时各阶段（其他任务占用 CPU 时仍可比较）",
+    },
     "cli.help.bench_profile_cold": {
         "en": "time questions the warm-up did not ask, as a daemon answering new questions (per-text caches cold)",
         "zh": "计时的问题与预热时不同，如守护进程回答新问题（按文本的缓存为冷）",
