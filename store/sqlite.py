@@ -30,6 +30,13 @@ from store.util import escape_like, fts_quote, new_id
 log = logging.getLogger("memlane")
 
 LIKE_SCAN_LIMIT = 20000  # matching rows a 2-character CJK lookup reads at most
+# meta.data_gen counts committed write transactions of every process on the file (atomic() bumps it; the
+# recall log, which changes no memory, does not). What is cached by it is exact: a reader sees a commit
+# and its bump together.
+DATA_GEN = "data_gen"
+BUMP_DATA_GEN = ("insert into meta(key, value) values ('data_gen', '1') "
+                 "on conflict(key) do update set value = cast(value as integer) + 1")
+ENTITY_COUNTS_MAX = 100_000  # entities whose chunk counts are kept for one generation
 FTS_TABLES = {"latin": "chunks_fts", "cjk": "chunks_tri", "when": "chunks_when"}  # identifiers from constants only
 
 
@@ -85,6 +92,9 @@ class SqliteStore(SharedSql, SqliteBrowse):
         self._ns_counts: dict[str, tuple[float, int, int]] = {}  # namespace -> (monotonic time, live chunks, commits)
         self._memory_counts: dict[str, tuple[int, int]] = {}  # namespace -> (commits, live memories)
         self._commits = 0  # write transactions committed: a count made since the last one is still exact
+        self._entity_counts: dict[str, int] = {}  # entity id -> memories linked, as of generation _entity_gen
+        self._entity_gen = -1
+        self._entity_lock = threading.Lock()
         self._trace: Callable[[str], None] | None = None
         # Milliseconds each recall spent queueing and (when the writer was free) writing its log row;
         # read by benchmarks, bounded.
@@ -142,6 +152,7 @@ class SqliteStore(SharedSql, SqliteBrowse):
                 raise sql_error(exc) from exc
             try:
                 yield self._writer
+                self._writer.execute(BUMP_DATA_GEN)
                 self._writer.execute("commit")
                 self._commits += 1
             except BaseException as exc:
@@ -228,6 +239,40 @@ class SqliteStore(SharedSql, SqliteBrowse):
             cached = (now, int(n), commits)
             self._ns_counts[namespace] = cached
         return cached[1]
+
+    def data_gen(self, db: Any | None = None) -> int:
+        """Write transactions committed to the file by any process (meta.data_gen), as `db` sees it."""
+        row = (db or self.reader()).execute("select value from meta where key = ?", (DATA_GEN,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def entity_chunk_counts(self, entity_ids: Sequence[str]) -> dict[str, int]:
+        """Linked memories per entity (those with none left out), counted once per data generation: the
+        graph lane asks for the same hubs on every recall (1.0 of its 4.9 ms CPU at 10k)."""
+        if not entity_ids:
+            return {}
+        db = self.reader()
+        gen = self.data_gen(db)
+        with self._entity_lock:
+            if gen != self._entity_gen or len(self._entity_counts) > ENTITY_COUNTS_MAX:
+                self._entity_counts, self._entity_gen = {}, gen
+            known = self._entity_counts
+            missing = list(dict.fromkeys(e for e in entity_ids if e not in known))
+        if missing:
+            # A reader in autocommit mode: a commit between the two statements only makes this generation's
+            # entries newer than it, and the next call sees the new generation and counts again.
+            found = dict(super().entity_chunk_counts(missing))
+            with self._entity_lock:
+                if self._entity_gen == gen:
+                    known.update({e: int(found.get(e, 0)) for e in missing})
+            got = {e: int(found.get(e, 0)) for e in missing}
+        else:
+            got = {}
+        out = {}
+        for e in entity_ids:
+            n = got[e] if e in got else known.get(e, 0)
+            if n:
+                out[e] = n
+        return out
 
     def count_memories(self, namespace: str) -> int:
         """Live memories in a namespace; recounted only after a commit (the graph lane asks twice a recall)."""

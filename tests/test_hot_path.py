@@ -41,3 +41,35 @@ def test_a_brief_recall_reads_no_thread_neighbours_and_shows_what_full_shows(mem
         mem.store.set_trace(None)
     assert brief == [hydrate.brief(h) for h in full]
     assert not any("thread" in s for s in statements if "recall_log" not in s)
+
+
+def test_entity_counts_are_counted_once_per_write_of_any_connection(mem: Memory, tmp_path) -> None:
+    from store.sqlite import SqliteStore
+
+    store = mem.store
+    mem.remember("Bob met Alice in Berlin.", namespace="n", entities=[{"name": "Alice", "kind": "person"}])
+    mem.flush()
+    (alice,) = [m[0] for m in store.match_aliases("n", ["alice"])]
+    statements: list[str] = []
+    store.set_trace(statements.append)
+    try:
+        assert store.entity_chunk_counts([alice, "e_nobody"]) == {alice: 1}
+        before = len(statements)
+        assert store.entity_chunk_counts([alice, "e_nobody"]) == {alice: 1}
+        assert not any("chunk_entities" in s for s in statements[before:])  # reused, not counted again
+        mem.remember("Alice moved to Paris.", namespace="n", entities=[{"name": "Alice", "kind": "person"}])
+        assert store.entity_chunk_counts([alice]) == {alice: 2}  # a commit of this store
+        other = SqliteStore(store.path, store.dim)  # another connection to the file, as another process has
+        try:
+            with other.atomic() as tx:
+                tx.execute("delete from chunk_entities where entity_id = ? and chunk_seq = "
+                           "(select max(chunk_seq) from chunk_entities where entity_id = ?)", (alice, alice))
+        finally:
+            other.close()
+        assert store.entity_chunk_counts([alice]) == {alice: 1}  # its commit is seen too
+        mem.recall("Where is Alice?", namespace="n")  # the recall log's commit changes no count...
+        before = len(statements)
+        assert store.entity_chunk_counts([alice]) == {alice: 1}
+        assert not any("chunk_entities" in s for s in statements[before:])  # ...so nothing is recounted
+    finally:
+        store.set_trace(None)
