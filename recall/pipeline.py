@@ -98,12 +98,10 @@ def relevance_of(store: Store, plan: Plan, seqs: list[int], fused: Fused, qv: np
     terms = plan.q.relevance_terms
     names = store.alias_norms(seqs) if terms.names else {}
     stored = relevance.names_stored(store, plan.flt, terms) if seqs else True
+    zs_of = relevance.symmetric_zs(sims, stats)
     out = {}
     for seq in seqs:
-        zs = []
-        for s in (seq, facts.get(seq)):
-            if s in sims and sims[s][1] in stats:
-                zs.append(relevance.symmetric_z(sims[s][0], stats[sims[s][1]]))
+        zs = [zs_of[s] for s in (seq, facts.get(seq)) if s in zs_of]
         text = contents.get(seq, "")
         out[seq] = relevance.score(max(zs) if zs else None, relevance.coverage(terms, text),
                                    relevance.names_found(terms, text, names.get(seq, set())), stored)

@@ -190,6 +190,28 @@ def symmetric_z(sims: np.ndarray, query_stats: tuple[float, float]) -> float:
     return (z_query + z_memory) / 2
 
 
+def symmetric_zs(sims: dict[int, tuple[np.ndarray, str]],
+                 stats: dict[str, tuple[float, float]]) -> dict[int, float]:
+    """symmetric_z of every memory in `sims` (seq -> (cosines to the probe, language)) whose language has
+    `stats`, in one pass: the same float64 sums row by row, so each value equals symmetric_z's (a test
+    holds them equal), without a numpy call per memory (30 a recall, about half a millisecond)."""
+    seqs = [s for s, (_, lang) in sims.items() if lang in stats]
+    if not seqs:
+        return {}
+    rows = np.stack([np.asarray(sims[s][0], dtype=np.float64) for s in seqs])
+    sim = rows[:, 0]
+    mean = np.array([stats[sims[s][1]][0] for s in seqs], dtype=np.float64)
+    std = np.array([stats[sims[s][1]][1] for s in seqs], dtype=np.float64)
+    z_query = (sim - mean) / std
+    if rows.shape[1] > 1:
+        rest = rows[:, 1:]
+        spread = rest.std(axis=1)
+        z_memory = (sim - rest.mean(axis=1)) / np.where(spread == 0.0, 1e-6, spread)
+    else:
+        z_memory = z_query
+    return dict(zip(seqs, ((z_query + z_memory) / 2).tolist(), strict=True))
+
+
 @lru_cache(maxsize=4096)
 def _pattern(term: str) -> re.Pattern[str] | None:
     """How `_has` finds `term`: None for a CJK term (a substring), else its stem at a word start."""

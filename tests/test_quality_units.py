@@ -278,3 +278,22 @@ def test_predicate_classes_match_each_class_pattern(parts: list[str]) -> None:
     want = {name for name, (en_re, zh_re) in rr._PATTERNS.items() if en_re.search(text) or zh_re.search(text)}
     rr.predicate_classes.cache_clear()
     assert rr.predicate_classes(text) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.floats(-1, 1, width=32), min_size=1, max_size=60), min_size=1, max_size=40),
+       st.floats(-1, 1), st.floats(1e-6, 1), st.booleans())
+def test_symmetric_zs_equals_symmetric_z_for_every_memory(rows, mean, std, constant) -> None:
+    import numpy as np
+
+    from recall.relevance import symmetric_z, symmetric_zs
+
+    width = len(rows[0])
+    rows = [(r * width)[:width] for r in rows]  # one probe, so one width
+    if constant:
+        rows[0] = [rows[0][0]] + [0.25] * (width - 1)  # a spread of 0 takes the 1e-6 floor
+    sims = {i: (np.asarray(r, dtype=np.float32), "zh" if i % 3 else "en") for i, r in enumerate(rows)}
+    stats = {"en": (mean, std)}  # "zh" has no stats: those memories get no z, as before
+    got = symmetric_zs(sims, stats)
+    want = {i: symmetric_z(v, stats[lang]) for i, (v, lang) in sims.items() if lang in stats}
+    assert got == want
