@@ -57,7 +57,7 @@ class Config:
     # The HNSW search beam of large namespaces: usearch's expansion_search on SQLite, pgvector's
     # hnsw.ef_search on PostgreSQL. Wider finds more of the exact neighbours, slower (docs/BENCHMARKS.md).
     ann_ef_search: int = 1024
-    pg_ef_search: int = 400
+    pg_ef_search: int = 600
     max_content_chars: int = 32768
     max_query_chars: int = 2000
     max_metadata_bytes: int = 16384

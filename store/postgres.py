@@ -37,8 +37,9 @@ log = logging.getLogger("memlane")
 EXACT_BELOW = 20_000  # namespaces with fewer live chunks are searched exactly (an index scan over the namespace)
 # hnsw.ef_search: at least the store's `ef_search` (config pg_ef_search, default EF_SEARCH_MIN), 2 x k,
 # at most EF_SEARCH_MAX. Synthetic 384-d vectors at 20k (docs/BENCHMARKS.md): ef 40 gives recall@10 0.60,
-# 100 gives 0.82, 400 gives 0.995; at 1M 400 gives a distance recall of 0.92 and 500 0.95.
-EF_SEARCH_MIN, EF_SEARCH_MAX = 400, 1000
+# 100 gives 0.82, 400 gives 0.995; at 1M 400 gives a distance recall of 0.93, 500 0.950 and 600 0.962 in
+# 42 ms p50 (docs/BENCHMARKS.md, "Sixth pass"): the default keeps 0.95 with a margin at 1M.
+EF_SEARCH_MIN, EF_SEARCH_MAX = 600, 1000
 LIKE_SCAN_LIMIT = 20000
 DEFAULT_LEASE_S = 60
 
