@@ -208,12 +208,20 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
                         **({"hnsw_m": m, "hnsw_ef_construction": ef_construction,
                             "shared_buffers": shared_buffers if server is not None else None}
                            if engine == "postgres" else
-                           {"hnsw_m": ann.CONNECTIVITY, "hnsw_ef_construction": ann.EXPANSION_ADD}), **row})
+                           {"hnsw_m": _sqlite_degree(store, namespace_of(0, namespaces)),
+                            "hnsw_ef_construction": ann.EXPANSION_ADD}), **row})
         return out
     finally:
         store.close()
         if server is not None:
             server.stop()
+
+
+def _sqlite_degree(store: Any, namespace: str) -> int:
+    """The graph degree of the usearch file the queried namespace was searched with (store/ann.py gives
+    large namespaces a denser graph than ann.CONNECTIVITY)."""
+    idx = store.ann.get(namespace)
+    return int(idx.base.connectivity) if idx is not None and idx.base is not None else 0
 
 
 def _exact(sub: np.ndarray, qs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
