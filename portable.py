@@ -340,9 +340,8 @@ def import_records(mem: Any, lines: Iterable[bytes | str], *, progress: Callable
 
 def _total_changes(store: Any) -> int:
     """Rows changed so far: SQLite's counter on its writer; on PostgreSQL the rows of memlane's tables."""
-    if hasattr(store, "writer"):
-        with store.atomic() as db:
-            return int(db.total_changes)
+    if hasattr(store, "rows_changed"):
+        return int(store.rows_changed())
     with store.connection() as db:
         return int(db.execute("select (select count(*) from chunks) + (select count(*) from entities) + "
                               "(select count(*) from entity_aliases) + (select count(*) from relations) + "

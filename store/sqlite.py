@@ -30,8 +30,8 @@ from store.util import escape_like, fts_quote, new_id
 log = logging.getLogger("memlane")
 
 LIKE_SCAN_LIMIT = 20000  # matching rows a 2-character CJK lookup reads at most
-# meta.data_gen counts committed write transactions of every process on the file (atomic() bumps it; the
-# recall log, which changes no memory, does not). What is cached by it is exact: a reader sees a commit
+# meta.data_gen counts committed write transactions of every process on the file (atomic() bumps it when
+# the transaction changed a row; the recall log, which changes no memory, does not). What is cached by it is exact: a reader sees a commit
 # and its bump together.
 DATA_GEN = "data_gen"
 BUMP_DATA_GEN = ("insert into meta(key, value) values ('data_gen', '1') "
@@ -92,6 +92,7 @@ class SqliteStore(SharedSql, SqliteBrowse):
         self._ns_counts: dict[str, tuple[float, int, int]] = {}  # namespace -> (monotonic time, live chunks, commits)
         self._memory_counts: dict[str, tuple[int, int]] = {}  # namespace -> (commits, live memories)
         self._commits = 0  # write transactions committed: a count made since the last one is still exact
+        self._gen_bumps = 0  # data_gen bumps on the writer, which SQLite counts as changed rows (rows_changed)
         self._entity_counts: dict[str, int] = {}  # entity id -> memories linked, as of generation _entity_gen
         self._entity_gen = -1
         self._entity_lock = threading.Lock()
@@ -150,9 +151,12 @@ class SqliteStore(SharedSql, SqliteBrowse):
                 self._writer.execute("begin immediate")
             except Exception as exc:
                 raise sql_error(exc) from exc
+            start = self._writer.total_changes
             try:
                 yield self._writer
-                self._writer.execute(BUMP_DATA_GEN)
+                if self._writer.total_changes != start:  # a transaction that changed nothing leaves it
+                    self._writer.execute(BUMP_DATA_GEN)
+                    self._gen_bumps += 1
                 self._writer.execute("commit")
                 self._commits += 1
             except BaseException as exc:
@@ -239,6 +243,11 @@ class SqliteStore(SharedSql, SqliteBrowse):
             cached = (now, int(n), commits)
             self._ns_counts[namespace] = cached
         return cached[1]
+
+    def rows_changed(self) -> int:
+        """Rows this store's writes changed since it opened, its own data_gen bumps left out."""
+        with self._write_lock:
+            return int(self._writer.total_changes) - self._gen_bumps
 
     def data_gen(self, db: Any | None = None) -> int:
         """Write transactions committed to the file by any process (meta.data_gen), as `db` sees it."""

@@ -67,6 +67,10 @@ def test_entity_counts_are_counted_once_per_write_of_any_connection(mem: Memory,
         finally:
             other.close()
         assert store.entity_chunk_counts([alice]) == {alice: 1}  # its commit is seen too
+        gen = store.data_gen()
+        with store.atomic() as tx:  # a transaction that changes nothing leaves the generation as it is
+            tx.execute("select count(*) from chunks").fetchone()
+        assert store.data_gen() == gen
         mem.recall("Where is Alice?", namespace="n")  # the recall log's commit changes no count...
         before = len(statements)
         assert store.entity_chunk_counts([alice]) == {alice: 1}
