@@ -43,7 +43,7 @@ CONNECTIVITY_LARGE = 32
 LARGE_AT = 200_000
 EXPANSION_ADD = 128
 # The default beam (config ann_ef_search). 1,024 gave recall@10 0.998 at 20k and 0.986 at 50k on the synthetic
-# benchmark vectors (256: 0.89). 800 keeps 1M within 20 ms (17.8 ms, distance recall 0.973; 1,000: about 22 ms,
+# benchmark vectors (256: 0.89). 800 keeps 1M within 20 ms (17.8 ms, distance recall 0.973; 1,000: an estimated 20-23 ms,
 # 0.978) for about 0.005 of recall at 100k real vectors (docs/BENCHMARKS.md, "Sixth pass").
 EXPANSION_SEARCH = 800
 DELTA_MAX = 20_000  # changes held in memory before the base is rewritten (compaction)
