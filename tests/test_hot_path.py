@@ -59,6 +59,7 @@ def test_entity_counts_are_counted_once_per_write_of_any_connection(mem: Memory,
         assert not any("chunk_entities" in s for s in statements[before:])  # reused, not counted again
         mem.remember("Alice moved to Paris.", namespace="n", entities=[{"name": "Alice", "kind": "person"}])
         assert store.entity_chunk_counts([alice]) == {alice: 2}  # a commit of this store
+        mem.flush()  # the worker's vector commit lands now, not inside the no-op check below
         other = SqliteStore(store.path, store.dim)  # another connection to the file, as another process has
         try:
             with other.atomic() as tx:
