@@ -21,6 +21,7 @@ import numpy as np
 import search_index as si
 from errors import MemlaneError, Unavailable
 from store import ann, derived
+from store.gencache import GenerationCache
 from store.protocol import Filter, Neighbours, QueuedChunk
 from store.shared import LIVE_COUNT_EXACT_BELOW, SharedSql, _chunks_of, _marks
 from store.sqlite_browse import SqliteBrowse
@@ -37,6 +38,8 @@ DATA_GEN = "data_gen"
 BUMP_DATA_GEN = ("insert into meta(key, value) values ('data_gen', '1') "
                  "on conflict(key) do update set value = cast(value as integer) + 1")
 ENTITY_COUNTS_MAX = 100_000  # entities whose chunk counts are kept for one generation
+TERM_COUNTS_MAX = 100_000  # words whose document frequencies are kept for one generation
+HAS_SCAN_MAX = 1000  # term_stats reads a word's whole posting list up to this document frequency
 FTS_TABLES = {"latin": "chunks_fts", "cjk": "chunks_tri", "when": "chunks_when"}  # identifiers from constants only
 
 
@@ -93,9 +96,8 @@ class SqliteStore(SharedSql, SqliteBrowse):
         self._memory_counts: dict[str, tuple[int, int]] = {}  # namespace -> (commits, live memories)
         self._commits = 0  # write transactions committed: a count made since the last one is still exact
         self._gen_bumps = 0  # data_gen bumps on the writer, which SQLite counts as changed rows (rows_changed)
-        self._entity_counts: dict[str, int] = {}  # entity id -> memories linked, as of generation _entity_gen
-        self._entity_gen = -1
-        self._entity_lock = threading.Lock()
+        self._entity_counts = GenerationCache(ENTITY_COUNTS_MAX)  # entity id -> memories linked
+        self._term_counts = GenerationCache(TERM_COUNTS_MAX)  # (index, word) -> rows matching; "chunks" -> rows
         self._trace: Callable[[str], None] | None = None
         # Milliseconds each recall spent queueing and (when the writer was free) writing its log row;
         # read by benchmarks, bounded.
@@ -260,28 +262,13 @@ class SqliteStore(SharedSql, SqliteBrowse):
         if not entity_ids:
             return {}
         db = self.reader()
-        gen = self.data_gen(db)
-        with self._entity_lock:
-            if gen != self._entity_gen or len(self._entity_counts) > ENTITY_COUNTS_MAX:
-                self._entity_counts, self._entity_gen = {}, gen
-            known = self._entity_counts
-            missing = list(dict.fromkeys(e for e in entity_ids if e not in known))
-        if missing:
-            # A reader in autocommit mode: a commit between the two statements only makes this generation's
-            # entries newer than it, and the next call sees the new generation and counts again.
-            found = dict(super().entity_chunk_counts(missing))
-            with self._entity_lock:
-                if self._entity_gen == gen:
-                    known.update({e: int(found.get(e, 0)) for e in missing})
-            got = {e: int(found.get(e, 0)) for e in missing}
-        else:
-            got = {}
-        out = {}
-        for e in entity_ids:
-            n = got[e] if e in got else known.get(e, 0)
-            if n:
-                out[e] = n
-        return out
+
+        def count(missing: list[Any]) -> dict[Any, int]:
+            found = dict(super(SqliteStore, self).entity_chunk_counts(missing))
+            return {e: int(found.get(e, 0)) for e in missing}
+
+        got = self._entity_counts.get_many(self.data_gen(db), entity_ids, count)
+        return {e: got[e] for e in entity_ids if got[e]}
 
     def count_memories(self, namespace: str) -> int:
         """Live memories in a namespace; recounted only after a commit (the graph lane asks twice a recall)."""
@@ -329,16 +316,30 @@ class SqliteStore(SharedSql, SqliteBrowse):
         table = FTS_TABLES[field]
         db = self.reader()
         marks = _marks(seqs)
-        total = db.execute("select count(*) from chunks").fetchone()[0]
-        dfs: list[int] = []
+
+        def count(missing: list[Any]) -> dict[Any, int]:
+            # Document frequency over the whole index (a join to filter the namespace costs ~100x more):
+            # a common word's count reads its whole posting list, so it is read once per data generation.
+            return {key: db.execute("select count(*) from chunks").fetchone()[0] if key == "chunks" else
+                    db.execute(f"select count(*) from {table} where {table} match ?", (fts_quote(key[1]),)).fetchone()[0]
+                    for key in missing}
+
+        got = self._term_counts.get_many(self.data_gen(db), ["chunks", *((table, w) for w in words)], count)
+        dfs = [got[(table, w)] for w in words]
+        wanted = set(seqs)
         has: list[set[int]] = []
-        for w in words:
-            q = fts_quote(w)
-            # Document frequency over the whole index (a join to filter the namespace costs ~100x more).
-            dfs.append(db.execute(f"select count(*) from {table} where {table} match ?", (q,)).fetchone()[0])
-            has.append({r[0] for r in db.execute(
-                f"select rowid from {table} where {table} match ? and rowid in ({marks})", (q, *seqs))})
-        return total, dfs, has
+        for w, df in zip(words, dfs, strict=True):
+            # The rowid filter is not pushed into FTS5 (the IN list is checked row by row) and costs about
+            # 0.3 ms before the first row: a word in at most HAS_SCAN_MAX rows is read whole and intersected here.
+            if not df:
+                has.append(set())
+            elif df <= HAS_SCAN_MAX:
+                has.append({r[0] for r in db.execute(f"select rowid from {table} where {table} match ?", (fts_quote(w),))
+                            if r[0] in wanted})
+            else:
+                has.append({r[0] for r in db.execute(
+                    f"select rowid from {table} where {table} match ? and rowid in ({marks})", (fts_quote(w), *seqs))})
+        return got["chunks"], dfs, has
 
     def short_cjk_rows(self, flt: Filter, words: Sequence[str], limit: int = LIKE_SCAN_LIMIT) -> list[tuple[Any, ...]]:
         # Trigram FTS cannot match two characters: the bigram index (chunks_bi) finds the rows that

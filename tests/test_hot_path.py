@@ -78,3 +78,41 @@ def test_entity_counts_are_counted_once_per_write_of_any_connection(mem: Memory,
         assert not any("chunk_entities" in s for s in statements[before:])  # ...so nothing is recounted
     finally:
         store.set_trace(None)
+
+
+def test_term_stats_match_the_index_on_either_path_and_follow_writes(mem: Memory, monkeypatch) -> None:
+    import store.sqlite as sq
+    from store.util import fts_quote
+
+    store = mem.store
+    for i in range(6):
+        mem.remember(f"Kiln note {i}: the glaze {'cracked' if i % 2 else 'held'} at cone six.", namespace="n")
+    mem.remember("Nothing about pottery here.", namespace="n")
+    mem.flush()
+    db = store.reader()
+    seqs = [r[0] for r in db.execute("select seq from chunks where namespace = 'n' order by seq")][1::2]
+    words = ["kiln", "cracked", "glaze", "absentword"]
+
+    def naive() -> tuple[int, list[int], list[set[int]]]:
+        total = db.execute("select count(*) from chunks").fetchone()[0]
+        dfs = [db.execute("select count(*) from chunks_fts where chunks_fts match ?", (fts_quote(w),)).fetchone()[0]
+               for w in words]
+        has = [{r[0] for r in db.execute("select rowid from chunks_fts where chunks_fts match ?", (fts_quote(w),))
+                if r[0] in set(seqs)} for w in words]
+        return total, dfs, has
+
+    expected = naive()
+    assert expected[1][0] == 6 and expected[1][3] == 0 and expected[2][1]  # the fixture is what it claims
+    for scan_max in (1000, 3, 0):  # whole posting lists, a mix, the rowid filter only
+        monkeypatch.setattr(sq, "HAS_SCAN_MAX", scan_max)
+        assert store.term_stats("latin", words, seqs) == expected
+    statements: list[str] = []
+    store.set_trace(statements.append)
+    try:
+        store.term_stats("latin", words, seqs)
+        assert not any("count(*)" in s for s in statements)  # document frequencies kept for the generation
+        mem.remember("Another kiln firing, cracked again.", namespace="n")
+        mem.flush()
+        assert store.term_stats("latin", words, seqs) == naive() != expected  # a write is seen at once
+    finally:
+        store.set_trace(None)
