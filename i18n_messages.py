@@ -1478,8 +1478,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "向量吞吐量测试使用的文本数",
     },
     "cli.help.bench_daemon": {
-        "en": "also time recall through the daemon (SSE, HTTP)",
-        "zh": "同时测量经守护进程（SSE、HTTP）的召回",
+        "en": "also time recall through the daemon (SSE, HTTP) and read its RSS, the index's mapping apart; "
+              "with --engine sqlite (one namespace), on the store and index just built",
+        "zh": "同时测量经守护进程（SSE、HTTP）的召回并读取其 RSS（索引映射单列）；"
+              "配合 --engine sqlite（单一命名空间）时，在刚建好的库与索引上测量",
     },
     "cli.help.bench_tmpdir": {
         "en": "parent folder of the temp work folder",

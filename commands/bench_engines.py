@@ -173,9 +173,11 @@ def _load_sqlite(path: Path, vecs: np.ndarray, namespaces: int) -> tuple[Any, fl
 
 def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None, tmp: Path,
                m: int, ef_construction: int, namespaces: int = 1,
-               ef_search: list[int] | None = None, shared_buffers: str = "256MB") -> list[dict[str, Any]]:
+               ef_search: list[int] | None = None, shared_buffers: str = "256MB",
+               daemon: bool = False, seed: int = 42) -> list[dict[str, Any]]:
     """One row per search beam in `ef_search` (the shipped one when none is given): hnsw.ef_search on
-    PostgreSQL, usearch's expansion_search on SQLite, each on the one index built."""
+    PostgreSQL, usearch's expansion_search on SQLite, each on the one index built. With `daemon` (SQLite),
+    the first row also gets the daemon's recall and RSS on that store and its index (benchmark.daemon_phase)."""
     n, queries = len(vecs), len(qs)
     server = None
     if engine == "postgres":
@@ -210,11 +212,18 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
                            if engine == "postgres" else
                            {"hnsw_m": _sqlite_degree(store, namespace_of(0, namespaces)),
                             "hnsw_ef_construction": ann.EXPANSION_ADD}), **row})
-        return out
     finally:
         store.close()
         if server is not None:
             server.stop()
+    if daemon and engine == "sqlite" and namespaces == 1:  # the daemon's passes ask namespace NS
+        from commands import benchmark
+
+        home = tmp / "home"
+        home.mkdir(exist_ok=True)
+        sets = benchmark.distinct_queries(benchmark.WARMUP + queries, 3, n, seed)
+        out[0]["daemon"] = benchmark.daemon_phase(tmp / "bench.db", home, dict(zip(("http", "sse", "vector"), sets, strict=True)))
+    return out
 
 
 def _sqlite_degree(store: Any, namespace: str) -> int:
@@ -269,7 +278,7 @@ def _measure(store: Any, vecs: np.ndarray, qs: np.ndarray, namespaces: int) -> d
 def main(engines: list[str], n: int, queries: int, seed: int, db_url: str | None, tmpdir: Path | None,
          kind: str = "composed", m: int | None = None, ef_construction: int | None = None,
          namespaces: int = 1, ef_search: list[int] | None = None,
-         shared_buffers: str = "256MB", vectors_cache: Path | None = None) -> list[dict[str, Any]]:
+         shared_buffers: str = "256MB", vectors_cache: Path | None = None, daemon: bool = False) -> list[dict[str, Any]]:
     from store.postgres_db import HNSW_EF_CONSTRUCTION, HNSW_M
 
     if kind == "model":
@@ -281,7 +290,7 @@ def main(engines: list[str], n: int, queries: int, seed: int, db_url: str | None
         tmp = Path(tempfile.mkdtemp(prefix="memlane-bench-", dir=tmpdir))
         try:
             rows = run_engine(engine, vecs, qs, db_url, tmp, m or HNSW_M, ef_construction or HNSW_EF_CONSTRUCTION,
-                              namespaces, ef_search, shared_buffers)
+                              namespaces, ef_search, shared_buffers, daemon, seed)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         for res in rows:

@@ -232,6 +232,26 @@ def rss_mb(pid: int | str = "self") -> float | None:
     return None
 
 
+def index_maps_mb(pid: int | str) -> tuple[float, float] | None:
+    """(mapped, resident) MB of the usearch files a process maps (/proc smaps, Linux); None elsewhere. Issue 15
+    bounds the daemon's RSS by 200 MB plus the index's mapped size."""
+    mapped = resident = 0
+    current = False
+    try:
+        with open(f"/proc/{pid}/smaps", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                head = line.split(maxsplit=1)[0]
+                if not head.endswith(":"):  # a mapping's first line: address range ... [path]
+                    current = line.rstrip().endswith(".usearch")
+                elif current and head == "Size:":
+                    mapped += int(line.split()[1])
+                elif current and head == "Rss:":
+                    resident += int(line.split()[1])
+    except OSError:
+        return None
+    return round(mapped / 1024, 1), round(resident / 1024, 1)
+
+
 def machine() -> dict[str, Any]:
     cpu = ""
     try:
@@ -551,6 +571,10 @@ def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]]) -> di
         out["rss_busy_mb"] = rss_mb(proc.pid)  # right after the last recall
         time.sleep(2.5)  # the daemon trims its heap once idle for a second (heaptrim.py)
         out["rss_after_mb"] = rss_mb(proc.pid)
+        maps = index_maps_mb(proc.pid)
+        if maps is not None and out["rss_after_mb"] is not None:
+            out["index_mapped_mb"], out["index_resident_mb"] = maps
+            out["rss_after_without_index_mb"] = round(out["rss_after_mb"] - maps[1], 1)
         return out
     except Exception as exc:  # report what failed instead of hiding it; the rest of the run stands
         while getattr(exc, "exceptions", None):  # anyio wraps the real error in an exception group
@@ -1147,7 +1171,7 @@ def main(argv: list[str] | None = None) -> int:
         m, efc = args.hnsw or (None, None)
         rows = bench_engines.main(args.engine, args.chunks, args.queries, args.seed, args.db_url, args.tmpdir,
                                   args.engine_vectors, m, efc, max(1, args.namespaces), args.ef_search,
-                                  args.pg_shared_buffers, args.vectors_cache)
+                                  args.pg_shared_buffers, args.vectors_cache, args.daemon)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
             say("bench.json_written", path=str(args.json))

@@ -268,3 +268,18 @@ def test_the_daemon_passes_ask_distinct_questions() -> None:
     assert len({q for s in sets for q in s}) == 90  # none twice, within or across passes
     assert len(set(b.make_queries(90, 1000, 7))) < 90  # which plain make_queries does not promise
     assert sets == b.distinct_queries(30, 3, 1000, 7)  # deterministic
+
+
+def test_engine_bench_starts_a_daemon_on_the_sqlite_store_it_built(tmp_path: Path) -> None:
+    from commands import bench_engines as be
+
+    n = si.ANN_MIN_CHUNKS + 500  # large enough for the usearch index, which the daemon then maps
+    vecs, qs = be.composed(n, 10, 42)
+    rows = be.run_engine("sqlite", vecs, qs, None, tmp_path, 16, 128, daemon=True)
+    d = rows[0]["daemon"]
+    assert "error" not in d and "skipped" not in d, d
+    assert d["streamable_http"]["count"] == 10 and d["streamable_http_vector_only"]["count"] == 10
+    assert d["index_mapped_mb"] > 0 and 0 <= d["index_resident_mb"] <= d["index_mapped_mb"]
+    assert d["rss_after_without_index_mb"] == round(d["rss_after_mb"] - d["index_resident_mb"], 1)
+    (side,) = (tmp_path / "bench.db.ann").glob("*.json")  # one namespace file, holding every vector
+    assert json.loads(side.read_text(encoding="utf-8"))["count"] == n
