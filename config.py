@@ -56,7 +56,7 @@ class Config:
     sqlite_cache_mib: int = 2  # SQLite page cache of each connection (the writer and one per reader thread)
     # The HNSW search beam of large namespaces: usearch's expansion_search on SQLite, pgvector's
     # hnsw.ef_search on PostgreSQL. Wider finds more of the exact neighbours, slower (docs/BENCHMARKS.md).
-    ann_ef_search: int = 800
+    ann_ef_search: int = 700
     pg_ef_search: int = 600
     max_content_chars: int = 32768
     max_query_chars: int = 2000

@@ -43,9 +43,10 @@ CONNECTIVITY_LARGE = 32
 LARGE_AT = 200_000
 EXPANSION_ADD = 128
 # The default beam (config ann_ef_search). 1,024 gave recall@10 0.998 at 20k and 0.986 at 50k on the synthetic
-# benchmark vectors (256: 0.89). 800 keeps 1M within 20 ms (17.8 ms, distance recall 0.973; 1,000: an estimated 20-23 ms,
-# 0.978) for about 0.005 of recall at 100k real vectors (docs/BENCHMARKS.md, "Sixth pass").
-EXPANSION_SEARCH = 800
+# benchmark vectors (256: 0.89). At 1M, 700 gives a distance recall@10 of 0.961 in 15-17 ms, where 800 (0.970) read
+# 17.8-20.0 ms, on the line of issue 15's 20 ms; at 100k real vectors 512-800 gave 0.959-0.965 (docs/BENCHMARKS.md,
+# "Seventh pass").
+EXPANSION_SEARCH = 700
 DELTA_MAX = 20_000  # changes held in memory before the base is rewritten (compaction)
 BUILD_BATCH = 20_000  # vectors read from chunk_vec_f32 per step of a rebuild
 GEN_KEY = "vec_gen"
