@@ -731,6 +731,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "skipped: {reason}",
         "zh": "已跳过：{reason}",
     },
+    "bench.daemon_engine_skip": {
+        "en": "daemon not started: with --engine it runs on SQLite with one namespace (here {engine}, {namespaces} "
+              "namespaces)",
+        "zh": "未启动守护进程：配合 --engine 时仅在单一命名空间的 SQLite 上运行（此处为 {engine}，{namespaces} 个命名空间）",
+    },
     "bench.daemon_flag": {
         "en": "daemon round trip not measured; pass --daemon to time recall over SSE and Streamable HTTP",
         "zh": "未测量守护进程往返；加上 --daemon 以测量 SSE 与 Streamable HTTP 上的检索",

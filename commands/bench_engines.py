@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from i18n_messages import t
 from store.protocol import Filter
 
 BLOCK = 5000  # texts embedded and cached per file by `model`
@@ -216,13 +217,16 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
         store.close()
         if server is not None:
             server.stop()
-    if daemon and engine == "sqlite" and namespaces == 1:  # the daemon's passes ask namespace NS
+    if daemon and (engine != "sqlite" or namespaces != 1):  # the daemon's passes ask namespace NS of a file
+        out[0]["daemon"] = {"skipped": t("bench.daemon_engine_skip", engine=engine, namespaces=namespaces)}
+    elif daemon:
         from commands import benchmark
 
         home = tmp / "home"
         home.mkdir(exist_ok=True)
         sets = benchmark.distinct_queries(benchmark.WARMUP + queries, 3, n, seed)
-        out[0]["daemon"] = benchmark.daemon_phase(tmp / "bench.db", home, dict(zip(("http", "sse", "vector"), sets, strict=True)))
+        out[0]["daemon"] = benchmark.daemon_phase(tmp / "bench.db", home,
+                                                  dict(zip(("http", "sse", "vector"), sets, strict=True)))
     return out
 
 
@@ -278,7 +282,8 @@ def _measure(store: Any, vecs: np.ndarray, qs: np.ndarray, namespaces: int) -> d
 def main(engines: list[str], n: int, queries: int, seed: int, db_url: str | None, tmpdir: Path | None,
          kind: str = "composed", m: int | None = None, ef_construction: int | None = None,
          namespaces: int = 1, ef_search: list[int] | None = None,
-         shared_buffers: str = "256MB", vectors_cache: Path | None = None, daemon: bool = False) -> list[dict[str, Any]]:
+         shared_buffers: str = "256MB", vectors_cache: Path | None = None,
+         daemon: bool = False) -> list[dict[str, Any]]:
     from store.postgres_db import HNSW_EF_CONSTRUCTION, HNSW_M
 
     if kind == "model":

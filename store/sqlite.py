@@ -32,8 +32,8 @@ log = logging.getLogger("memlane")
 
 LIKE_SCAN_LIMIT = 20000  # matching rows a 2-character CJK lookup reads at most
 # meta.data_gen counts committed write transactions of every process on the file (atomic() bumps it when
-# the transaction changed a row; the recall log, which changes no memory, does not). What is cached by it is exact: a reader sees a commit
-# and its bump together.
+# the transaction changed a row; the recall log, which changes no memory, does not). What is cached by it
+# is exact: a reader sees a commit and its bump together.
 DATA_GEN = "data_gen"
 BUMP_DATA_GEN = ("insert into meta(key, value) values ('data_gen', '1') "
                  "on conflict(key) do update set value = cast(value as integer) + 1")
@@ -320,9 +320,12 @@ class SqliteStore(SharedSql, SqliteBrowse):
         def count(missing: list[Any]) -> dict[Any, int]:
             # Document frequency over the whole index (a join to filter the namespace costs ~100x more):
             # a common word's count reads its whole posting list, so it is read once per data generation.
-            return {key: db.execute("select count(*) from chunks").fetchone()[0] if key == "chunks" else
-                    db.execute(f"select count(*) from {table} where {table} match ?", (fts_quote(key[1]),)).fetchone()[0]
-                    for key in missing}
+            found = {}
+            for key in missing:
+                sql, args = (("select count(*) from chunks", ()) if key == "chunks" else
+                             (f"select count(*) from {table} where {table} match ?", (fts_quote(key[1]),)))
+                found[key] = db.execute(sql, args).fetchone()[0]
+            return found
 
         got = self._term_counts.get_many(self.data_gen(db), ["chunks", *((table, w) for w in words)], count)
         dfs = [got[(table, w)] for w in words]
@@ -330,12 +333,12 @@ class SqliteStore(SharedSql, SqliteBrowse):
         has: list[set[int]] = []
         for w, df in zip(words, dfs, strict=True):
             # The rowid filter is not pushed into FTS5 (the IN list is checked row by row) and costs about
-            # 0.3 ms before the first row: a word in at most HAS_SCAN_MAX rows is read whole and intersected here.
+            # 0.3 ms before the first row: a word in at most HAS_SCAN_MAX rows is read whole and intersected.
             if not df:
                 has.append(set())
             elif df <= HAS_SCAN_MAX:
-                has.append({r[0] for r in db.execute(f"select rowid from {table} where {table} match ?", (fts_quote(w),))
-                            if r[0] in wanted})
+                rows = db.execute(f"select rowid from {table} where {table} match ?", (fts_quote(w),))
+                has.append({r[0] for r in rows if r[0] in wanted})
             else:
                 has.append({r[0] for r in db.execute(
                     f"select rowid from {table} where {table} match ? and rowid in ({marks})", (fts_quote(w), *seqs))})

@@ -283,3 +283,11 @@ def test_engine_bench_starts_a_daemon_on_the_sqlite_store_it_built(tmp_path: Pat
     assert d["rss_after_without_index_mb"] == round(d["rss_after_mb"] - d["index_resident_mb"], 1)
     (side,) = (tmp_path / "bench.db.ann").glob("*.json")  # one namespace file, holding every vector
     assert json.loads(side.read_text(encoding="utf-8"))["count"] == n
+
+
+def test_engine_bench_says_why_it_starts_no_daemon_on_several_namespaces(tmp_path: Path) -> None:
+    from commands import bench_engines as be
+
+    vecs, qs = be.composed(300, 5, 42)
+    rows = be.run_engine("sqlite", vecs, qs, None, tmp_path, 16, 128, namespaces=2, daemon=True)
+    assert "2" in rows[0]["daemon"]["skipped"] and "sqlite" in rows[0]["daemon"]["skipped"]
