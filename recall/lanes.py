@@ -148,15 +148,25 @@ def entity(store: Store, plan: Plan) -> LaneResult:
                       [round(float(r[1]), 9) for r in rows] if precise else None)
 
 
-def graph(store: Store, plan: Plan, ent: LaneResult, vec: LaneResult) -> LaneResult:
-    """Walk up to 2 hops over live relations from the query's entities and the top vector hits'."""
+def graph(store: Store, plan: Plan, ent: LaneResult, vec: LaneResult | None) -> LaneResult | None:
+    """Walk up to 2 hops over live relations from the entities the question names or, when it names none
+    (none specific enough), from its top vector hits' entities: None while those are unknown (`vec` None).
+
+    A question that names an entity is walked from it alone, so the walk runs while the query is embedded
+    (recall/pipeline.py); the dev sets score the same as with the vector hits' entities added
+    (docs/BENCHMARKS.md, eighth pass)."""
     flt = plan.flt
     ns = flt.namespace
-    seeds = {eid for eid, _ in ent.matched_entities}
-    seeds.update(store.entities_of(vec.seqs[:3]))
     precise = plan.cfg.lexical_precision
-    if precise and seeds:
-        seeds = specific(store, ns, sorted(seeds)[:500])  # no walk from a flooding entity
+
+    def usable(found: set[str]) -> set[str]:
+        return specific(store, ns, sorted(found)[:500]) if precise and found else found  # not from a flooding entity
+
+    seeds = usable({eid for eid, _ in ent.matched_entities})
+    if not seeds:
+        if vec is None:
+            return None
+        seeds = usable(set(store.entities_of(vec.seqs[:3])))
     if not seeds:
         return LaneResult([])
     reached: dict[str, tuple[int, float]] = {}  # entity -> (hop, best confidence)

@@ -26,32 +26,45 @@ def _timed(fn: Callable[..., LaneResult], *args: Any) -> LaneResult:
 class _Now:
     """A finished future, for the sequential mode (parallel_lanes off)."""
 
-    def __init__(self, value: LaneResult) -> None:
+    def __init__(self, value: Any) -> None:
         self._value = value
 
-    def result(self) -> LaneResult:
+    def result(self) -> Any:
         return self._value
+
+
+def _graph(store: Store, plan: Plan, ent: LaneResult, vec: LaneResult | None) -> LaneResult | None:
+    t0 = time.perf_counter()
+    walked = lanes.graph(store, plan, ent, vec)
+    if walked is not None:
+        walked.ms = (time.perf_counter() - t0) * 1000
+    return walked
+
+
+def _entity_and_graph(store: Store, plan: Plan) -> tuple[LaneResult, LaneResult | None]:
+    """The entity lane, then the graph walk from the entities it matched (None when the walk must start
+    from the vector hits': the question names no specific entity, or the graph lane is not asked for)."""
+    ent = _timed(lanes.entity, store, plan)
+    return ent, _graph(store, plan, ent, None) if "graph" in plan.lanes else None
 
 
 def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
               pool: Executor | None) -> tuple[dict[str, LaneResult], float]:
     """Run the lanes; returns their results in LANES order and the wall time in ms.
 
-    With a pool, the meta and entity lanes run on it while the vector lane (the slowest: it embeds the
-    query) runs in the calling thread, which spares the critical path a thread hand-off; graph follows
-    once its seeds are in. Without a pool the same work runs one lane after another.
+    With a pool, the meta lane and the entity lane with the graph walk from the question's entities run
+    on it while the vector lane (the slowest: it embeds the query) runs in the calling thread, which
+    spares the critical path a thread hand-off. A question that names no entity is walked from the
+    vector hits' entities once they are in. Without a pool the same work runs one lane after another.
     """
     t0 = time.perf_counter()
     want = plan.lanes
 
-    def submit(fn: Callable[..., LaneResult], *args: Any) -> Future[LaneResult] | _Now:
-        return pool.submit(_timed, fn, *args) if pool is not None else _Now(_timed(fn, *args))
+    def submit(fn: Callable[..., Any], *args: Any) -> Future[Any] | _Now:
+        return pool.submit(fn, *args) if pool is not None else _Now(fn(*args))
 
-    futures: dict[str, Future[LaneResult] | _Now] = {}
-    if "entity" in want or "graph" in want:
-        futures["entity"] = submit(lanes.entity, store, plan)
-    if "meta" in want:
-        futures["meta"] = submit(lanes.meta, store, plan)
+    early = submit(_entity_and_graph, store, plan) if "entity" in want or "graph" in want else None
+    meta = submit(_timed, lanes.meta, store, plan) if "meta" in want else None
     results: dict[str, LaneResult] = {}
     vec = ctx = None
     if "vector" in want or "graph" in want:
@@ -63,9 +76,15 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
         vec.ms = (time.perf_counter() - t_vec) * 1000
         if "vector" in want:
             results["vector"] = vec
-    if "graph" in want:
-        assert vec is not None
-        results["graph"] = _timed(lanes.graph, store, plan, futures["entity"].result(), vec)
+    if early is not None:
+        ent, walked = early.result()
+        if "graph" in want:
+            if walked is None:  # from the vector hits' entities
+                walked = _graph(store, plan, ent, vec)
+            assert walked is not None
+            results["graph"] = walked
+        if "entity" in want:
+            results["entity"] = ent
     if vec is not None and ctx is not None:
         # As a sub-list, RRF-merged inside the vector lane (graph seeds and the bridge still read the plain
         # vector list), or as a list of its own in the fusion of lanes. vec.ms already holds ctx.ms.
@@ -73,9 +92,8 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
             results["vector"] = LaneResult(rrf_merge([vec.seqs, ctx.seqs])[: plan.depth], vec.ms)
         else:
             results[CONTEXT] = ctx
-    for name, fut in futures.items():
-        if name in want:
-            results[name] = fut.result()
+    if meta is not None:
+        results["meta"] = meta.result()
     wall = (time.perf_counter() - t0) * 1000  # the lanes' own wall time (recall_log.lane_wall_ms)
     if plan.cfg.crosslingual and "meta" in results and vec is not None:
         results["meta"] = lanes.with_bridge(store, plan, results["meta"], vec)

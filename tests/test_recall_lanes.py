@@ -162,6 +162,55 @@ def test_graph_lane_walks_two_hops_and_finds_evidence(store: SqliteStore) -> Non
     assert got[:1] == [evidence] and hop2 in got  # hop 1 evidence first, the hop-2 entity's memory after
 
 
+def _two_graphs(store: SqliteStore) -> dict[str, int]:
+    """Alice -works_at-> Acme (evidence: the contract) and Dana -owns-> Miso (evidence: the vet bill)."""
+    out = {"alice": put(store, "Alice works at Acme.", unit(1), entities=(("Alice", "person"),)),
+           "dana": put(store, "Dana has a cat.", unit(0, 1), entities=(("Dana", "person"),)),
+           "contract": put(store, "The contract was signed in May."),
+           "vet": put(store, "The vet bill was paid.")}
+    now = v.now_iso()
+    with store.atomic() as tx:
+        ids = {n: er.resolve(store, tx, "n", n, None, [], now)["id"] for n in ("Alice", "Acme", "Dana", "Miso")}
+        ev = dict(tx.execute("select seq, id from chunks").fetchall())
+        store.upsert_relation(tx, "n", ids["Alice"], "works_at", ids["Acme"], 1.0, ev[out["contract"]], now, now)
+        store.upsert_relation(tx, "n", ids["Dana"], "owns", ids["Miso"], 1.0, ev[out["vet"]], now, now)
+    return out
+
+
+def test_graph_lane_walks_from_the_named_entity_without_the_vector_hits(store: SqliteStore) -> None:
+    seqs = _two_graphs(store)
+    p = plan("Where does Alice work?")
+    ent = lanes.entity(store, p)
+    early = lanes.graph(store, p, ent, None)  # before the query is embedded
+    assert early is not None and seqs["contract"] in early.seqs
+    # The vector hits' entities (Dana) are not walked when the question names one of its own.
+    late = lanes.graph(store, p, ent, fusion.LaneResult([seqs["dana"]]))
+    assert late is not None and late.seqs == early.seqs and seqs["vet"] not in late.seqs
+
+
+def test_graph_lane_walks_from_the_vector_hits_when_the_question_names_none(store: SqliteStore) -> None:
+    seqs = _two_graphs(store)
+    p = plan("what was paid?")
+    ent = lanes.entity(store, p)
+    assert ent.matched_entities == [] and lanes.graph(store, p, ent, None) is None  # it must wait
+    got = lanes.graph(store, p, ent, fusion.LaneResult([seqs["dana"]]))
+    assert got is not None and seqs["vet"] in got.seqs and seqs["contract"] not in got.seqs
+
+
+@pytest.mark.parametrize("query", ["Where does Alice work?", "what was paid?"])
+def test_the_graph_lane_is_the_same_with_and_without_the_lane_pool(store: SqliteStore, query: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    seqs = _two_graphs(store)
+    p = plan(query)
+    with ThreadPoolExecutor(2) as pool:
+        par = pipeline.run_lanes(store, p, lambda q: unit(0, 1), pool)[0]
+    seq = pipeline.run_lanes(store, p, lambda q: unit(0, 1), None)[0]
+    assert par["graph"].seqs == seq["graph"].seqs
+    # Named: Alice's evidence; named none: the nearest memory (Dana's) starts the walk.
+    assert (seqs["contract"] if "Alice" in query else seqs["vet"]) in par["graph"].seqs
+
+
 def test_graph_lane_does_not_walk_weak_co_occurrence(store: SqliteStore) -> None:
     put(store, "Dana likes hiking.", entities=(("Dana", "person"),))
     linked = put(store, "Mount Tam trip notes.", entities=(("Mount Tam", "place"),))
