@@ -78,6 +78,9 @@ FD_RESERVE = 2 * (CALL_THREADS + LIGHT_THREADS + 1 + DASHBOARD_THREADS) + 16
 HEAVY_TOOLS = frozenset({"memory_recall", "memory_graph_query"})
 HEALTH_WAIT_S = 0.5  # /health waits this long for a fresh pending-embedding count, else answers the last one
 HEALTH_STALE_S = 15.0  # facts older than this mean the database did not answer: /health says degraded
+# The GIL's switch interval in the daemon (CPython's default is 5 ms). The query embedding beside a thread
+# running Python: +5.3-6.2 ms at 5 ms, +0.6-1.3 ms at 0.5 ms (docs/BENCHMARKS.md, eighth pass).
+SWITCH_INTERVAL_S = 0.0005
 GRACEFUL_CLOSE_S = 2  # then open streams (idle SSE connections) get this long before they are cancelled
 
 INSTRUCTIONS = (
@@ -748,6 +751,9 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             # recalls made (gc.freeze, Python's documented use for long-lived servers).
             gc.collect()
             gc.freeze()
+            # A recall's lanes run Python beside the query's embedding (one C call without the GIL): with
+            # CPython's 5 ms switch interval the embedding then waits up to 5 ms to take the GIL back.
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
             # log_config=None: uvicorn's loggers propagate to ours, so the log bound covers them too.
             server = _Uvicorn(uvicorn.Config(app, log_level="warning", log_config=None, access_log=False,
                                              lifespan="on", timeout_graceful_shutdown=GRACEFUL_CLOSE_S,
