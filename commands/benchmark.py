@@ -233,8 +233,9 @@ def rss_mb(pid: int | str = "self") -> float | None:
 
 
 def index_maps_mb(pid: int | str) -> tuple[float, float] | None:
-    """(mapped, resident) MB of the usearch files a process maps (/proc smaps, Linux); None elsewhere. Issue 15
-    bounds the daemon's RSS by 200 MB plus the index's mapped size."""
+    """(mapped, resident) MB of the approximate index files a process maps (/proc smaps, Linux): the usearch
+    files and their sorted keys (store/ann.py); None elsewhere. Issue 15 bounds the daemon's RSS by 200 MB
+    plus the index's mapped size."""
     mapped = resident = 0
     current = False
     try:
@@ -242,7 +243,8 @@ def index_maps_mb(pid: int | str) -> tuple[float, float] | None:
             for line in fh:
                 head = line.split(maxsplit=1)[0]
                 if not head.endswith(":"):  # a mapping's first line: address range ... [path]
-                    current = line.rstrip().endswith(".usearch")
+                    path = line.rstrip()
+                    current = ".ann/" in path and path.endswith((".usearch", ".keys"))
                 elif current and head == "Size:":
                     mapped += int(line.split()[1])
                 elif current and head == "Rss:":

@@ -2,7 +2,9 @@
 database (`<db>.ann/`), a derived structure like the full-text and vec0 rows.
 
 Each file is a *base* opened memory-mapped and read-only (`Index.restore(path, view=True)`), so its
-vectors stay in the page cache instead of the process's heap. Changes since the file was saved live
+vectors stay in the page cache instead of the process's heap. The view is opened without usearch's
+key lookups (a hash table of 47.6 MB in anonymous memory at 1M keys): which keys a base holds is
+answered by a sorted array of them beside the file (`<stem>.keys`, memory-mapped, 8 MB at 1M). Changes since the file was saved live
 in memory: a small *delta* index of vectors written since, and the *dead* keys of the base (closed,
 moved, dropped or re-embedded). store/derived.py notes every vector change on the writer connection
 (`note`); SqliteStore.atomic hands the notes here after COMMIT (`apply`), so a rolled-back
@@ -55,6 +57,7 @@ GEN_KEY = "vec_gen"
 # chunk's own vector never touches its context vector's key, and back.
 CTX_PREFIX = "\x00ctx:"
 CTX_KEY = 1 << 62
+KEYS_SUFFIX = ".keys"  # a base's sorted keys (.npy) beside <stem>.usearch
 
 
 def context_space(namespace: str) -> str:
@@ -106,6 +109,16 @@ def _index_class() -> Any:
     return Index
 
 
+def _save_keys(path: Path, keys: np.ndarray) -> None:
+    """Write a base's keys, sorted, atomically (temp file, fsync, rename), as .npy to map with np.load."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.save(fh, np.sort(keys))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
 def connectivity_for(count: int) -> int:
     """The graph degree of a namespace file holding `count` vectors."""
     return CONNECTIVITY_LARGE if count >= LARGE_AT else CONNECTIVITY
@@ -120,11 +133,12 @@ class NamespaceIndex:
     """One namespace's mapped base, in-memory delta and dead keys."""
 
     def __init__(self, namespace: str, dim: int, base: Any | None, base_keys: int,
-                 expansion_search: int = EXPANSION_SEARCH) -> None:
+                 expansion_search: int = EXPANSION_SEARCH, members: np.ndarray | None = None) -> None:
         self.namespace = namespace
         self.dim = dim
-        self.base = base  # usearch view, or None while the namespace has no file yet
+        self.base = base  # usearch view without key lookups, or None while the namespace has no file yet
         self.base_keys = base_keys
+        self.members = members  # the base's keys, sorted (uint64, memory-mapped from <stem>.keys)
         self.delta = _new_index(dim, expansion_search)
         self.dead: set[int] = set()
 
@@ -135,12 +149,20 @@ class NamespaceIndex:
     def apply(self, change: tuple[Any, ...]) -> None:
         """One committed change: a put of this namespace's vector, else the key leaves this index."""
         seq = int(change[1])
-        if self.base is not None and self.base.contains(seq):
+        if self.base is not None and self.in_base(seq):
             self.dead.add(seq)  # closed, dropped, moved away, or re-embedded (the new copy goes to delta)
         if self.delta.contains(seq):
             self.delta.remove(seq)
         if change[0] == "put" and change[2] == self.namespace:
             self.delta.add(seq, np.frombuffer(change[3], dtype=np.float32))
+
+    def in_base(self, key: int) -> bool:
+        """Whether the base file holds `key` (a binary search of the sorted keys)."""
+        keys = self.members
+        if keys is None or not len(keys):
+            return False
+        i = int(np.searchsorted(keys, np.uint64(key)))
+        return i < len(keys) and int(keys[i]) == key
 
     def search(self, qv: np.ndarray, n: int) -> list[tuple[int, float]]:
         """Up to n (seq, cosine distance), nearest first, dead keys skipped."""
@@ -191,19 +213,28 @@ class AnnIndexes:
                 ns, fresh = None, False
             data = side.with_suffix(".usearch")
             if fresh and ns is not None and data.exists() and self._stem(ns) == side.with_suffix(""):
-                self._ready[ns] = NamespaceIndex(ns, self.dim, self._view(data), int(info.get("count", 0)),
-                                                 self.expansion_search)
+                view, members = self._open_base(side.with_suffix(""))
+                self._ready[ns] = NamespaceIndex(ns, self.dim, view, int(info.get("count", 0)),
+                                                 self.expansion_search, members)
             else:
-                for p in (side, data):
+                for p in (side, data, side.with_suffix(KEYS_SUFFIX)):
                     p.unlink(missing_ok=True)
 
-    def _view(self, path: Path) -> Any:
-        view = _index_class().restore(str(path), view=True)
+    def _open_base(self, stem: Path) -> tuple[Any, np.ndarray]:
+        """A saved file's view (no key lookups) and its sorted keys; a file saved before the keys were
+        kept beside it (0.1.x) has them read once through a view with lookups, and written."""
+        data, keys_path = stem.with_suffix(".usearch"), stem.with_suffix(KEYS_SUFFIX)
+        if not keys_path.exists():
+            with_lookups = _index_class().restore(str(data), view=True)
+            _save_keys(keys_path, np.asarray(with_lookups.keys, dtype=np.uint64))
+            del with_lookups
+        view = _index_class().restore(str(data), view=True, enable_key_lookups=False)
         view.expansion_search = self.expansion_search
-        return view
+        return view, np.load(keys_path, mmap_mode="r")
 
-    def _write(self, namespace: str, index: Any, count: int, gen: int) -> Any:
-        """Save `index` atomically (temp file, fsync, rename, then the sidecar); returns its mapped view."""
+    def _write(self, namespace: str, index: Any, count: int, gen: int) -> tuple[Any, np.ndarray]:
+        """Save `index` atomically (temp file, fsync, rename; its keys; then the sidecar, which makes the
+        file current); returns its mapped view and keys."""
         self.dir.mkdir(parents=True, exist_ok=True)
         stem = self._stem(namespace)
         tmp = stem.with_suffix(".usearch.tmp")
@@ -211,12 +242,13 @@ class AnnIndexes:
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, stem.with_suffix(".usearch"))
+        _save_keys(stem.with_suffix(KEYS_SUFFIX), np.asarray(index.keys, dtype=np.uint64))
         side_tmp = stem.with_suffix(".json.tmp")
         side_tmp.write_text(json.dumps({"namespace": namespace, "gen": gen, "count": count, "dim": self.dim,
                                         "dtype": DTYPE, "connectivity": int(index.connectivity)}),
                             encoding="utf-8")
         os.replace(side_tmp, stem.with_suffix(".json"))
-        return self._view(stem.with_suffix(".usearch"))
+        return self._open_base(stem)
 
     # ------------------------------------------------------------ reads
 
@@ -265,14 +297,14 @@ class AnnIndexes:
         t0 = time.perf_counter()
         try:
             index, count, gen = job()
-            view = self._write(namespace, index, count, gen) if count else None
+            view, members = self._write(namespace, index, count, gen) if count else (None, None)
             del index
             with self._lock:
                 changes = self._jobs.pop(namespace, [])
                 if any(c[0] == "reset" for c in changes):  # every vector went away while we read
                     self._ready.pop(namespace, None)
                     return
-                fresh = NamespaceIndex(namespace, self.dim, view, count, self.expansion_search)
+                fresh = NamespaceIndex(namespace, self.dim, view, count, self.expansion_search, members)
                 for change in changes:  # committed while the job ran
                     fresh.apply(change)
                 self._ready[namespace] = fresh

@@ -50,6 +50,26 @@ def test_index_is_built_when_missing_saved_on_close_and_mapped_again(tmp_path: P
         assert _near(m, "n", BOB) == (hits, False)
 
 
+def test_a_base_keeps_its_sorted_keys_beside_it_and_a_file_without_them_gets_them(
+        tmp_path: Path, cfg, e5, ann_index) -> None:
+    path = tmp_path / "memory.db"
+    with Memory(path, config=cfg, embedder=e5) as m:
+        ids = [m.remember(f, namespace="n")["chunk_id"] for f in FACTS]
+        assert m.flush(60)
+        ann_index(m, "n")
+        seqs = sorted(r[0] for r in m.store.reader().execute("select seq from chunks where namespace = 'n'"))
+    [keys_file] = (tmp_path / "memory.db.ann").glob("*" + ann.KEYS_SUFFIX)
+    assert np.load(keys_file).tolist() == seqs
+    keys_file.unlink()  # as a 0.1.x daemon left it: the usearch file and its sidecar only
+    with Memory(path, config=cfg, embedder=e5) as m:
+        idx = m.store.ann.get("n")
+        assert idx is not None and keys_file.exists() and list(idx.members) == seqs  # mapped, not rebuilt
+        assert idx.in_base(seqs[0]) and not idx.in_base(seqs[-1] + 1)
+        m.forget(ids[1], namespace="n")  # in the base: found there through the keys, so marked dead
+        hits, exact = _near(m, "n", BOB)
+        assert not exact and ids[1] not in hits and set(hits) == {ids[0], ids[2]}
+
+
 def test_the_search_beam_comes_from_config_and_reaches_every_index(tmp_path: Path, e5, ann_index) -> None:
     from config import load_config
 
