@@ -13,6 +13,7 @@ import numpy as np
 from recall import hydrate, lanes, rank, relevance
 from recall.fusion import Fused, LaneResult, fuse_lanes, fuse_parts, rrf_merge
 from recall.query import CONTEXT, RANKED, Plan
+from recall.reads import Reads
 from store.protocol import Store
 
 
@@ -106,15 +107,16 @@ def fuse(store: Store, plan: Plan, results: dict[str, LaneResult]) -> Fused:
 
 
 def relevance_of(store: Store, plan: Plan, seqs: list[int], fused: Fused, qv: np.ndarray | None,
-                 cohort: relevance.Cohort | None) -> dict[int, float]:
+                 cohort: relevance.Cohort | None, reads: Reads | None = None) -> dict[int, float]:
     """Relevance of each candidate (recall/relevance.py); a memory found through a fact takes the closer vector."""
     facts = {s: fused.matched_fact[s] for s in seqs if s in fused.matched_fact}
     probe = cohort.probe(qv, plan.q.analysis.lang) if qv is not None and cohort is not None else None
     sims = store.similarities([*seqs, *facts.values()], probe) if probe is not None else {}
     stats = cohort.stats(qv) if sims and cohort is not None and qv is not None else {}
-    contents = store.contents(seqs)
+    reads = reads or Reads(store)
+    contents = reads.contents(seqs)
     terms = plan.q.relevance_terms
-    names = store.alias_norms(seqs) if terms.names else {}
+    names = reads.alias_norms(seqs) if terms.names else {}
     stored = relevance.names_stored(store, plan.flt, terms) if seqs else True
     zs_of = relevance.symmetric_zs(sims, stats)
     out = {}
@@ -139,6 +141,14 @@ def _once(embed: Callable[[str], np.ndarray]) -> Callable[[str], np.ndarray]:
     return get
 
 
+def _read_query(plan: Plan) -> None:
+    """Compute what rerank and relevance read of the query (QueryInfo's cached readings), on the lane
+    pool while the query is embedded, so that none of it waits until after the embedding."""
+    if plan.cfg.rerank:
+        plan.q.predicate_classes  # noqa: B018 (a cached property, computed here)
+    plan.q.relevance_terms  # noqa: B018
+
+
 def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: Executor | None,
            cohort: Callable[[], relevance.Cohort] | None = None,
            full: bool = True) -> tuple[list[dict[str, Any]], dict[str, LaneResult], float]:
@@ -148,6 +158,8 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
     Unless `full`, hits are made for hydrate.brief (no thread neighbours).
     """
     embed = _once(embed)  # the vector lane and relevance read the same query vector
+    if pool is not None:
+        pool.submit(_read_query, plan)
     results, wall = run_lanes(store, plan, embed, pool)
     fused = fuse(store, plan, results)
     if plan.cfg.query_split and plan.q.parts:
@@ -157,13 +169,14 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
     # The contract's `score` is the fused RRF score; reranking only decides the order (final_score).
     rrf = dict(fused.scores)
     scores = fused.scores
+    reads = Reads(store)  # rerank, earned, replies and relevance read the same candidates' rows
     if plan.cfg.rerank or plan.cfg.supersession:
-        scores = rank.rerank(store, plan, scores)
+        scores = rank.rerank(store, plan, scores, reads)
     if plan.cfg.context_expansion:
         scores = rank.expand_context(store, plan, fused, scores)
-    scores = rank.earned(store, plan, fused, scores)
+    scores = rank.earned(store, plan, fused, scores, reads)
     if plan.cfg.replies:
-        scores = rank.replies(store, plan, fused, scores)
+        scores = rank.replies(store, plan, fused, scores, reads)
     order = rank.ordered(scores, fused)
     cands = order[: plan.k * relevance.RELEVANCE_DEPTH]
     qv, group = None, None
@@ -172,6 +185,6 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
             qv, group = embed(plan.query), cohort()
         except Exception:  # the embedder is down: lexical lanes still answer, relevance reads the words alone
             qv, group = None, None
-    rel = relevance_of(store, plan, cands, fused, qv, group)
+    rel = relevance_of(store, plan, cands, fused, qv, group, reads)
     kept = [s for s in cands if rel[s] >= plan.min_relevance][: plan.k]
     return hydrate.hits(store, kept, rrf, scores, fused, plan.flt.namespace, rel, threads=full), results, wall

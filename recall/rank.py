@@ -12,6 +12,7 @@ import rerank as rr
 from recall import relevance as rel
 from recall.fusion import RRF_K, Fused
 from recall.query import Plan
+from recall.reads import Reads
 from recall.relevance import Terms
 from store.protocol import Store
 
@@ -25,14 +26,15 @@ def ordered(scores: dict[int, float], fused: Fused) -> list[int]:
     return sorted(scores, key=lambda s: (-scores[s], min(fused.ranks.get(s, {}).values(), default=RRF_K), -s))
 
 
-def rerank(store: Store, plan: Plan, scores: dict[int, float]) -> dict[int, float]:
+def rerank(store: Store, plan: Plan, scores: dict[int, float], reads: Reads | None = None) -> dict[int, float]:
     """Predicate-aware reranking of the fused top RERANK_DEPTH; a superseded memory sits below its successor."""
     top = sorted(scores, key=lambda s: -scores[s])[:RERANK_DEPTH]
     if not top:
         return scores
     sw = plan.cfg
-    rows = store.rank_rows(top)
-    names = store.alias_norms(top)
+    reads = reads or Reads(store)
+    rows = reads.rank_rows(top)
+    names = reads.alias_norms(top)
     info = plan.q.analysis
     q_classes = plan.q.predicate_classes if sw.rerank else frozenset()
     ordered = [(s, rows[s][0], rows[s][1]) for s in top if s in rows]
@@ -79,7 +81,8 @@ AGREEING = ("vector", "meta")  # the lanes that read the memory's own words and 
 STRUCTURAL = frozenset({"graph", "entity"})  # the lanes that reach a memory through entities and relations
 
 
-def earned(store: Store, plan: Plan, fused: Fused, scores: dict[int, float]) -> dict[int, float]:
+def earned(store: Store, plan: Plan, fused: Fused, scores: dict[int, float],
+           reads: Reads | None = None) -> dict[int, float]:
     """Lanes earn their rank: a hit that only the graph or entity lane found ranks below every hit that the
     vector and text lanes agree on, unless the memory carries a name the query itself names.
 
@@ -95,7 +98,7 @@ def earned(store: Store, plan: Plan, fused: Fused, scores: dict[int, float]) -> 
     if not lone:
         return scores
     named = {er.norm(n) for group in plan.q.relevance_terms.names for n in group}
-    norms = store.alias_norms(lone) if named else {}
+    norms = (reads or Reads(store)).alias_norms(lone) if named else {}
     out = dict(scores)
     demoted = sorted((s for s in lone if not named & norms.get(s, set())), key=lambda s: (-scores[s], -s))
     step = abs(floor) * 1e-6 or 1e-9
@@ -116,7 +119,8 @@ def asks(terms: Terms, text: str) -> bool:
     return rel.found(terms, " ".join(asked)) > rel.found(terms, stated)
 
 
-def replies(store: Store, plan: Plan, fused: Fused, scores: dict[int, float]) -> dict[int, float]:
+def replies(store: Store, plan: Plan, fused: Fused, scores: dict[int, float],
+            reads: Reads | None = None) -> dict[int, float]:
     """A top hit that asks what the query asks hands its place to the memory that follows it in its thread.
 
     In a dialogue the turn that asks what the user is now asking matches the question best, but it states
@@ -124,7 +128,7 @@ def replies(store: Store, plan: Plan, fused: Fused, scores: dict[int, float]) ->
     its own score.
     """
     top = ordered(scores, fused)[: plan.k]
-    contents = store.contents(top)
+    contents = (reads or Reads(store)).contents(top)
     asking = [s for s in top if asks(plan.q.relevance_terms, contents.get(s, ""))]
     if not asking:
         return scores
