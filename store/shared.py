@@ -226,6 +226,10 @@ class SharedSql:
         ids = list(seqs)
         out: dict[int, int] = {}
         db = self.reader()
+        # Only facts have a parent: without any (facts are off by default) one index probe answers, where
+        # the join looked up every fused candidate (0.2-0.35 ms a recall at 10k).
+        if not ids or db.execute("select 1 from chunks where parent_id is not null limit 1").fetchone() is None:
+            return out
         for part in _chunks_of(ids):
             for seq, pseq in db.execute(
                 f"select c.seq, p.seq from chunks c join chunks p on p.id = c.parent_id "
@@ -302,15 +306,19 @@ class SharedSql:
             return {}
         q = np.atleast_2d(np.asarray(qv, dtype=np.float32))
         q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
-        out: dict[int, tuple[np.ndarray, str]] = {}
         db = self.reader()
+        rows: list[tuple[Any, ...]] = []
         for part in _chunks_of(list(seqs)):
-            for seq, vec, lang in db.execute(
-                    f"select v.seq, v.embedding, c.lang from {self.VECTORS} v join chunks c on c.seq = v.seq "
-                    f"where v.seq in ({_marks(part)})", list(part)):
-                v = _as_array(vec)
-                out[int(seq)] = (q @ v / (float(np.linalg.norm(v)) or 1.0), lang)
-        return out
+            rows += db.execute(
+                f"select v.seq, v.embedding, c.lang from {self.VECTORS} v join chunks c on c.seq = v.seq "
+                f"where v.seq in ({_marks(part)})", list(part)).fetchall()
+        if not rows:
+            return {}
+        # One product for every candidate (a numpy call per memory cost about 0.3 ms a recall).
+        mat = np.stack([_as_array(r[1]) for r in rows])
+        norms = np.linalg.norm(mat, axis=1)
+        sims = (q @ mat.T) / np.where(norms == 0.0, 1.0, norms)
+        return {int(r[0]): (sims[:, i], r[2]) for i, r in enumerate(rows)}
 
     def entity_names(self, seqs: Sequence[int]) -> dict[int, list[str]]:
         ents: dict[int, list[str]] = defaultdict(list)
