@@ -226,6 +226,21 @@ def test_graph_lane_does_not_walk_weak_co_occurrence(store: SqliteStore) -> None
     assert linked in lanes.graph(store, p, lanes.entity(store, p), fusion.LaneResult([])).seqs
 
 
+def test_a_recall_reads_each_candidates_rows_once(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recall.reads import Reads
+
+    a = put(store, "Alice works at Acme.", entities=(("Alice", "person"),))
+    b = put(store, "Nothing named here.")
+    asked: list[list[int]] = []
+    real = store.alias_norms
+    monkeypatch.setattr(store, "alias_norms", lambda seqs: asked.append(list(seqs)) or real(seqs))
+    reads = Reads(store)
+    assert reads.alias_norms([a, b]) == {a: real([a])[a]} and reads.alias_norms([b, a]) == reads.alias_norms([a])
+    assert asked == [[a, b]]  # the second and third ask nothing of the store
+    assert reads.contents([b, a, 10**6]) == store.contents([a, b])  # a missing seq is left out, as the store does
+    assert reads.rank_rows([a]) == store.rank_rows([a])
+
+
 # ---------------------------------------------------------------- fusion and the whole pipeline
 
 
