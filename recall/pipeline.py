@@ -49,14 +49,33 @@ def _entity_and_graph(store: Store, plan: Plan) -> tuple[LaneResult, LaneResult 
     return ent, _graph(store, plan, ent, None) if "graph" in plan.lanes else None
 
 
+def _read_query(plan: Plan) -> None:
+    """Compute what rerank and relevance read of the query (QueryInfo's cached readings), on the lane
+    pool while the query is embedded, so that none of it waits until after the embedding."""
+    if plan.cfg.rerank:
+        plan.q.predicate_classes  # noqa: B018 (a cached property, computed here)
+    plan.q.relevance_terms  # noqa: B018
+
+
+def _meta_and_query(store: Store, plan: Plan, read_query: bool) -> LaneResult | None:
+    """The meta lane (when asked for), then the query's readings for rerank and relevance."""
+    res = _timed(lanes.meta, store, plan) if "meta" in plan.lanes else None
+    if read_query:
+        _read_query(plan)
+    return res
+
+
 def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
-              pool: Executor | None) -> tuple[dict[str, LaneResult], float]:
+              pool: Executor | None, read_query: bool = False) -> tuple[dict[str, LaneResult], float]:
     """Run the lanes; returns their results in LANES order and the wall time in ms.
 
     With a pool, the meta lane and the entity lane with the graph walk from the question's entities run
     on it while the vector lane (the slowest: it embeds the query) runs in the calling thread, which
     spares the critical path a thread hand-off. A question that names no entity is walked from the
-    vector hits' entities once they are in. Without a pool the same work runs one lane after another.
+    vector hits' entities once they are in. With `read_query`, the meta lane's thread then computes
+    what rerank and relevance read of the query (in its own task it would wake one more pool thread,
+    and its SQLite connection, for 0.3 ms of work). Without a pool the same work runs one lane after
+    another.
     """
     t0 = time.perf_counter()
     want = plan.lanes
@@ -65,7 +84,7 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
         return pool.submit(fn, *args) if pool is not None else _Now(fn(*args))
 
     early = submit(_entity_and_graph, store, plan) if "entity" in want or "graph" in want else None
-    meta = submit(_timed, lanes.meta, store, plan) if "meta" in want else None
+    meta = submit(_meta_and_query, store, plan, read_query) if "meta" in want or read_query else None
     results: dict[str, LaneResult] = {}
     vec = ctx = None
     if "vector" in want or "graph" in want:
@@ -93,7 +112,7 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
             results["vector"] = LaneResult(rrf_merge([vec.seqs, ctx.seqs])[: plan.depth], vec.ms)
         else:
             results[CONTEXT] = ctx
-    if meta is not None:
+    if meta is not None and "meta" in want:
         results["meta"] = meta.result()
     wall = (time.perf_counter() - t0) * 1000  # the lanes' own wall time (recall_log.lane_wall_ms)
     if plan.cfg.crosslingual and "meta" in results and vec is not None:
@@ -141,14 +160,6 @@ def _once(embed: Callable[[str], np.ndarray]) -> Callable[[str], np.ndarray]:
     return get
 
 
-def _read_query(plan: Plan) -> None:
-    """Compute what rerank and relevance read of the query (QueryInfo's cached readings), on the lane
-    pool while the query is embedded, so that none of it waits until after the embedding."""
-    if plan.cfg.rerank:
-        plan.q.predicate_classes  # noqa: B018 (a cached property, computed here)
-    plan.q.relevance_terms  # noqa: B018
-
-
 def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: Executor | None,
            cohort: Callable[[], relevance.Cohort] | None = None,
            full: bool = True) -> tuple[list[dict[str, Any]], dict[str, LaneResult], float]:
@@ -158,9 +169,7 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
     Unless `full`, hits are made for hydrate.brief (no thread neighbours).
     """
     embed = _once(embed)  # the vector lane and relevance read the same query vector
-    if pool is not None:
-        pool.submit(_read_query, plan)
-    results, wall = run_lanes(store, plan, embed, pool)
+    results, wall = run_lanes(store, plan, embed, pool, read_query=True)
     fused = fuse(store, plan, results)
     if plan.cfg.query_split and plan.q.parts:
         # A compound question is also recalled part by part; the parts are fused by RRF.
