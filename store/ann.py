@@ -2,14 +2,14 @@
 database (`<db>.ann/`), a derived structure like the full-text and vec0 rows.
 
 Each file is a *base* opened memory-mapped and read-only (`Index.restore(path, view=True)`), so its
-vectors stay in the page cache instead of the process's heap. The view is opened without usearch's
-key lookups (a hash table of 47.6 MB in anonymous memory at 1M keys): which keys a base holds is
-answered by a sorted array of them beside the file (`<stem>.keys`, memory-mapped, 8 MB at 1M). Changes since the file was saved live
-in memory: a small *delta* index of vectors written since, and the *dead* keys of the base (closed,
-moved, dropped or re-embedded). store/derived.py notes every vector change on the writer connection
-(`note`); SqliteStore.atomic hands the notes here after COMMIT (`apply`), so a rolled-back
-transaction changes nothing. A compaction (on close, or once the delta is large) writes base + delta
-− dead to a new file and maps it.
+vectors stay in the page cache instead of the process's heap. The view is opened without usearch's key
+lookups (a hash table of 47.6 MB in anonymous memory at 1M keys): which keys a base holds is answered by
+a sorted array of them beside the file (`<stem>.keys`, memory-mapped, 8 MB at 1M). Changes since the
+file was saved live in memory: a small *delta* index of vectors written since, and the *dead* keys of
+the base (closed, moved, dropped or re-embedded). store/derived.py notes every vector change on the
+writer connection (`note`); SqliteStore.atomic hands the notes here after COMMIT (`apply`), so a
+rolled-back transaction changes nothing. A compaction (on close, or once the delta is large) writes
+base + delta − dead to a new file and maps it.
 
 Staleness: derived.note also bumps `meta.vec_gen` inside the transaction. A file's sidecar JSON
 records the generation it reflects; a file whose generation differs (another process changed
@@ -213,12 +213,16 @@ class AnnIndexes:
                 ns, fresh = None, False
             data = side.with_suffix(".usearch")
             if fresh and ns is not None and data.exists() and self._stem(ns) == side.with_suffix(""):
-                view, members = self._open_base(side.with_suffix(""))
-                self._ready[ns] = NamespaceIndex(ns, self.dim, view, int(info.get("count", 0)),
-                                                 self.expansion_search, members)
-            else:
-                for p in (side, data, side.with_suffix(KEYS_SUFFIX)):
-                    p.unlink(missing_ok=True)
+                try:
+                    view, members = self._open_base(side.with_suffix(""))
+                except (OSError, ValueError, RuntimeError):  # unreadable: a derived file, rebuilt on demand
+                    log.warning("approximate index file %s unreadable; it will be rebuilt", data.name, exc_info=True)
+                else:
+                    self._ready[ns] = NamespaceIndex(ns, self.dim, view, int(info.get("count", 0)),
+                                                     self.expansion_search, members)
+                    continue
+            for p in (side, data, side.with_suffix(KEYS_SUFFIX)):
+                p.unlink(missing_ok=True)
 
     def _open_base(self, stem: Path) -> tuple[Any, np.ndarray]:
         """A saved file's view (no key lookups) and its sorted keys; a file saved before the keys were
@@ -228,9 +232,12 @@ class AnnIndexes:
             with_lookups = _index_class().restore(str(data), view=True)
             _save_keys(keys_path, np.asarray(with_lookups.keys, dtype=np.uint64))
             del with_lookups
+        members = np.load(keys_path, mmap_mode="r")
+        if members.dtype != np.uint64 or members.ndim != 1:
+            raise ValueError(f"{keys_path.name} holds {members.dtype} of shape {members.shape}, not uint64 keys")
         view = _index_class().restore(str(data), view=True, enable_key_lookups=False)
         view.expansion_search = self.expansion_search
-        return view, np.load(keys_path, mmap_mode="r")
+        return view, members
 
     def _write(self, namespace: str, index: Any, count: int, gen: int) -> tuple[Any, np.ndarray]:
         """Save `index` atomically (temp file, fsync, rename; its keys; then the sidecar, which makes the

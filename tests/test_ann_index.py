@@ -70,6 +70,28 @@ def test_a_base_keeps_its_sorted_keys_beside_it_and_a_file_without_them_gets_the
         assert not exact and ids[1] not in hits and set(hits) == {ids[0], ids[2]}
 
 
+@pytest.mark.parametrize("damage", ["garbage", "floats"])
+def test_an_unreadable_keys_file_makes_the_index_rebuilt_not_the_store_fail(
+        tmp_path: Path, cfg, e5, ann_index, damage: str) -> None:
+    path = tmp_path / "memory.db"
+    with Memory(path, config=cfg, embedder=e5) as m:
+        ids = [m.remember(f, namespace="n")["chunk_id"] for f in FACTS]
+        assert m.flush(60)
+        ann_index(m, "n")
+    [keys_file] = (tmp_path / "memory.db.ann").glob("*" + ann.KEYS_SUFFIX)
+    if damage == "garbage":
+        keys_file.write_bytes(b"not an array" * 10)
+    else:
+        with open(keys_file, "wb") as fh:
+            np.save(fh, np.arange(3, dtype=np.float64))
+    with Memory(path, config=cfg, embedder=e5) as m:
+        assert m.store.ann.get("n") is None  # not mapped: its files were removed, and it is rebuilt
+        ann_index(m, "n")
+        hits, exact = _near(m, "n", BOB)
+        assert not exact and hits[0] == ids[1]
+    assert np.load(keys_file).dtype == np.uint64
+
+
 def test_the_search_beam_comes_from_config_and_reaches_every_index(tmp_path: Path, e5, ann_index) -> None:
     from config import load_config
 
