@@ -79,7 +79,7 @@ HEAVY_TOOLS = frozenset({"memory_recall", "memory_graph_query"})
 HEALTH_WAIT_S = 0.5  # /health waits this long for a fresh pending-embedding count, else answers the last one
 HEALTH_STALE_S = 15.0  # facts older than this mean the database did not answer: /health says degraded
 # The GIL's switch interval in the daemon (CPython's default is 5 ms). The query embedding beside a thread
-# running Python: +5.3-6.2 ms at 5 ms, +0.6-1.3 ms at 0.5 ms (docs/BENCHMARKS.md, eighth pass).
+# running Python: +5.3 / +6.2 ms p50 at 5 ms, +1.3 / -1.5 ms (noise) at 0.5 ms (docs/BENCHMARKS.md, eighth pass).
 SWITCH_INTERVAL_S = 0.0005
 GRACEFUL_CLOSE_S = 2  # then open streams (idle SSE connections) get this long before they are cancelled
 
