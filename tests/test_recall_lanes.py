@@ -226,6 +226,31 @@ def test_graph_lane_does_not_walk_weak_co_occurrence(store: SqliteStore) -> None
     assert linked in lanes.graph(store, p, lanes.entity(store, p), fusion.LaneResult([])).seqs
 
 
+def test_the_graph_walk_from_named_entities_runs_while_the_query_is_embedded(
+        store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    seqs = _two_graphs(store)
+    walked = threading.Event()
+    real = lanes.graph
+
+    def graph(*args: object) -> object:
+        got = real(*args)  # type: ignore[arg-type]
+        walked.set()
+        return got
+
+    monkeypatch.setattr(lanes, "graph", graph)
+
+    def embed(_: str) -> np.ndarray:
+        assert walked.wait(10), "the graph lane waited for the embedding"
+        return unit(0, 1)
+
+    with ThreadPoolExecutor(2) as pool:
+        got = pipeline.run_lanes(store, plan("Where does Alice work?"), embed, pool)[0]
+    assert seqs["contract"] in got["graph"].seqs
+
+
 def test_a_recall_reads_each_candidates_rows_once(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
     from recall.reads import Reads
 
