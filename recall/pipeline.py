@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -16,11 +16,15 @@ from recall.query import CONTEXT, RANKED, Plan
 from recall.reads import Reads
 from store.protocol import Store
 
+R = TypeVar("R", LaneResult, LaneResult | None)
 
-def _timed(fn: Callable[..., LaneResult], *args: Any) -> LaneResult:
+
+def _timed(fn: Callable[..., R], *args: Any) -> R:
+    """fn(*args) with its wall time in `ms` (a graph walk that must wait for the vector hits is None)."""
     t0 = time.perf_counter()
     res = fn(*args)
-    res.ms = (time.perf_counter() - t0) * 1000
+    if res is not None:
+        res.ms = (time.perf_counter() - t0) * 1000
     return res
 
 
@@ -34,19 +38,11 @@ class _Now:
         return self._value
 
 
-def _graph(store: Store, plan: Plan, ent: LaneResult, vec: LaneResult | None) -> LaneResult | None:
-    t0 = time.perf_counter()
-    walked = lanes.graph(store, plan, ent, vec)
-    if walked is not None:
-        walked.ms = (time.perf_counter() - t0) * 1000
-    return walked
-
-
 def _entity_and_graph(store: Store, plan: Plan) -> tuple[LaneResult, LaneResult | None]:
     """The entity lane, then the graph walk from the entities it matched (None when the walk must start
     from the vector hits': the question names no specific entity, or the graph lane is not asked for)."""
     ent = _timed(lanes.entity, store, plan)
-    return ent, _graph(store, plan, ent, None) if "graph" in plan.lanes else None
+    return ent, _timed(lanes.graph, store, plan, ent, None) if "graph" in plan.lanes else None
 
 
 def _read_query(plan: Plan) -> None:
@@ -100,7 +96,7 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
         ent, walked = early.result()
         if "graph" in want:
             if walked is None:  # from the vector hits' entities
-                walked = _graph(store, plan, ent, vec)
+                walked = _timed(lanes.graph, store, plan, ent, vec)
             assert walked is not None
             results["graph"] = walked
         if "entity" in want:
