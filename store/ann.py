@@ -119,6 +119,14 @@ def _save_keys(path: Path, keys: np.ndarray) -> None:
     os.replace(tmp, path)
 
 
+def _restore(path: Path, enable_key_lookups: bool) -> Any:
+    """A read-only view of a saved file; ValueError when usearch finds no index in it (restore gives None)."""
+    view = _index_class().restore(str(path), view=True, enable_key_lookups=enable_key_lookups)
+    if view is None:
+        raise ValueError(f"{path.name} holds no usearch index")
+    return view
+
+
 def connectivity_for(count: int) -> int:
     """The graph degree of a namespace file holding `count` vectors."""
     return CONNECTIVITY_LARGE if count >= LARGE_AT else CONNECTIVITY
@@ -229,13 +237,13 @@ class AnnIndexes:
         kept beside it (0.1.x) has them read once through a view with lookups, and written."""
         data, keys_path = stem.with_suffix(".usearch"), stem.with_suffix(KEYS_SUFFIX)
         if not keys_path.exists():
-            with_lookups = _index_class().restore(str(data), view=True)
+            with_lookups = _restore(data, enable_key_lookups=True)
             _save_keys(keys_path, np.asarray(with_lookups.keys, dtype=np.uint64))
             del with_lookups
         members = np.load(keys_path, mmap_mode="r")
         if members.dtype != np.uint64 or members.ndim != 1:
             raise ValueError(f"{keys_path.name} holds {members.dtype} of shape {members.shape}, not uint64 keys")
-        view = _index_class().restore(str(data), view=True, enable_key_lookups=False)
+        view = _restore(data, enable_key_lookups=False)
         view.expansion_search = self.expansion_search
         return view, members
 

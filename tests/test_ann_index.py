@@ -70,7 +70,7 @@ def test_a_base_keeps_its_sorted_keys_beside_it_and_a_file_without_them_gets_the
         assert not exact and ids[1] not in hits and set(hits) == {ids[0], ids[2]}
 
 
-@pytest.mark.parametrize("damage", ["garbage", "floats"])
+@pytest.mark.parametrize("damage", ["garbage", "floats", "empty index"])
 def test_an_unreadable_keys_file_makes_the_index_rebuilt_not_the_store_fail(
         tmp_path: Path, cfg, e5, ann_index, damage: str) -> None:
     path = tmp_path / "memory.db"
@@ -81,6 +81,8 @@ def test_an_unreadable_keys_file_makes_the_index_rebuilt_not_the_store_fail(
     [keys_file] = (tmp_path / "memory.db.ann").glob("*" + ann.KEYS_SUFFIX)
     if damage == "garbage":
         keys_file.write_bytes(b"not an array" * 10)
+    elif damage == "empty index":
+        keys_file.with_suffix(".usearch").write_bytes(b"")
     else:
         with open(keys_file, "wb") as fh:
             np.save(fh, np.arange(3, dtype=np.float64))
