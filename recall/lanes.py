@@ -148,13 +148,14 @@ def entity(store: Store, plan: Plan) -> LaneResult:
                       [round(float(r[1]), 9) for r in rows] if precise else None)
 
 
-def graph(store: Store, plan: Plan, ent: LaneResult, vec: LaneResult | None) -> LaneResult | None:
+def graph(store: Store, plan: Plan, ent: LaneResult, hits: LaneResult | None) -> LaneResult | None:
     """Walk up to 2 hops over live relations from the entities the question names or, when it names none
-    (none specific enough), from its top vector hits' entities: None while those are unknown (`vec` None).
+    (none specific enough), from the entities of the top hits of another lane (`hits`: the meta lane's,
+    else the vector lane's): None while those are unknown (`hits` None).
 
-    A question that names an entity is walked from it alone, so the walk runs while the query is embedded
-    (recall/pipeline.py); the dev sets score the same as with the vector hits' entities added
-    (docs/BENCHMARKS.md, eighth pass)."""
+    A question that names an entity is walked from it alone, and one that names none from its lexical
+    hits when it has some, so the walk runs while the query is embedded (recall/pipeline.py); the dev
+    sets score the same as with the vector hits' entities (docs/BENCHMARKS.md, eighth and ninth passes)."""
     flt = plan.flt
     ns = flt.namespace
     precise = plan.cfg.lexical_precision
@@ -164,9 +165,9 @@ def graph(store: Store, plan: Plan, ent: LaneResult, vec: LaneResult | None) -> 
 
     seeds = usable({eid for eid, _ in ent.matched_entities})
     if not seeds:
-        if vec is None:
+        if hits is None:
             return None
-        seeds = usable(set(store.entities_of(vec.seqs[:3])))
+        seeds = usable(set(store.entities_of(hits.seqs[:3])))
     if not seeds:
         return LaneResult([])
     reached: dict[str, tuple[int, float]] = {}  # entity -> (hop, best confidence)

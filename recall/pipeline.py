@@ -38,11 +38,23 @@ class _Now:
         return self._value
 
 
-def _entity_and_graph(store: Store, plan: Plan) -> tuple[LaneResult, LaneResult | None]:
-    """The entity lane, then the graph walk from the entities it matched (None when the walk must start
-    from the vector hits': the question names no specific entity, or the graph lane is not asked for)."""
+def _entity_and_graph(store: Store, plan: Plan,
+                      lexical: Future[LaneResult | None] | _Now | None) -> tuple[LaneResult, LaneResult | None]:
+    """The entity lane, then the graph walk from the entities it matched or, when the question names no
+    specific entity, from the meta lane's top hits' entities (`lexical`: its task, submitted before this
+    one). None when the walk must start from the vector hits' (no lexical hit, or none that leads
+    anywhere) or the graph lane is not asked for."""
     ent = _timed(lanes.entity, store, plan)
-    return ent, _timed(lanes.graph, store, plan, ent, None) if "graph" in plan.lanes else None
+    if "graph" not in plan.lanes:
+        return ent, None
+    walked = _timed(lanes.graph, store, plan, ent, None)
+    if walked is None and lexical is not None:
+        found = lexical.result()
+        if found is not None and found.seqs:
+            walked = _timed(lanes.graph, store, plan, ent, found)
+            if walked is not None and not walked.seqs:  # those hits lead nowhere: try the vector hits'
+                walked = None
+    return ent, walked
 
 
 def _read_query(plan: Plan) -> None:
@@ -67,8 +79,9 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
 
     With a pool, the meta lane and the entity lane with the graph walk from the question's entities run
     on it while the vector lane (the slowest: it embeds the query) runs in the calling thread, which
-    spares the critical path a thread hand-off. A question that names no entity is walked from the
-    vector hits' entities once they are in. With `read_query`, the meta lane's thread then computes
+    spares the critical path a thread hand-off. A question that names no specific entity is walked from
+    the meta lane's top hits' entities, also on the pool, and from the vector hits' entities once they
+    are in only when the meta lane found nothing. With `read_query`, the meta lane's thread then computes
     what rerank and relevance read of the query (in its own task it would wake one more pool thread,
     and its SQLite connection, for 0.3 ms of work). Without a pool the same work runs one lane after
     another.
@@ -79,8 +92,9 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
     def submit(fn: Callable[..., Any], *args: Any) -> Future[Any] | _Now:
         return pool.submit(fn, *args) if pool is not None else _Now(fn(*args))
 
-    early = submit(_entity_and_graph, store, plan) if "entity" in want or "graph" in want else None
+    # The meta lane first: a walk from no named entity waits for its hits (FIFO, so never for a queued task).
     meta = submit(_meta_and_query, store, plan, read_query) if "meta" in want or read_query else None
+    early = submit(_entity_and_graph, store, plan, meta) if "entity" in want or "graph" in want else None
     results: dict[str, LaneResult] = {}
     vec = ctx = None
     if "vector" in want or "graph" in want:
@@ -95,7 +109,7 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
     if early is not None:
         ent, walked = early.result()
         if "graph" in want:
-            if walked is None:  # from the vector hits' entities
+            if walked is None:  # from the vector hits' entities: no named entity, no lexical hit
                 walked = _timed(lanes.graph, store, plan, ent, vec)
             assert walked is not None
             results["graph"] = walked

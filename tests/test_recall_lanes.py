@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -226,29 +228,63 @@ def test_graph_lane_does_not_walk_weak_co_occurrence(store: SqliteStore) -> None
     assert linked in lanes.graph(store, p, lanes.entity(store, p), fusion.LaneResult([])).seqs
 
 
-def test_the_graph_walk_from_named_entities_runs_while_the_query_is_embedded(
-        store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def _embed_after_a_walk(monkeypatch: pytest.MonkeyPatch, qv: np.ndarray) -> tuple[Callable[[str], np.ndarray], Any]:
+    """An embed function that returns `qv` only once a graph walk has finished (fails the test if none
+    does), and the event it waits on (clear it between runs)."""
     import threading
-    from concurrent.futures import ThreadPoolExecutor
 
-    seqs = _two_graphs(store)
     walked = threading.Event()
     real = lanes.graph
 
     def graph(*args: object) -> object:
         got = real(*args)  # type: ignore[arg-type]
-        walked.set()
+        if got is not None:  # a walk, not "wait for the vector hits"
+            walked.set()
         return got
 
     monkeypatch.setattr(lanes, "graph", graph)
 
     def embed(_: str) -> np.ndarray:
         assert walked.wait(10), "the graph lane waited for the embedding"
-        return unit(0, 1)
+        return qv
 
+    return embed, walked
+
+
+def test_the_graph_walk_from_named_entities_runs_while_the_query_is_embedded(
+        store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    seqs = _two_graphs(store)
+    embed, _ = _embed_after_a_walk(monkeypatch, unit(0, 1))
     with ThreadPoolExecutor(2) as pool:
         got = pipeline.run_lanes(store, plan("Where does Alice work?"), embed, pool)[0]
     assert seqs["contract"] in got["graph"].seqs
+
+
+def test_a_question_naming_no_entity_is_walked_from_its_lexical_hits_while_the_query_is_embedded(
+        store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    seqs = _two_graphs(store)
+    # Nearest to Alice's memory: a walk from the vector hits would reach the contract.
+    embed, walked = _embed_after_a_walk(monkeypatch, unit(1))
+    p = plan("Who has a cat?")
+    assert lanes.entity(store, p).matched_entities == []
+    for pool in (ThreadPoolExecutor(2), ThreadPoolExecutor(1)):  # one thread: meta runs before the walk
+        with pool:
+            walked.clear()
+            got = pipeline.run_lanes(store, p, embed, pool)[0]
+        assert seqs["dana"] in got["meta"].seqs
+        assert seqs["vet"] in got["graph"].seqs and seqs["contract"] not in got["graph"].seqs
+
+
+def test_lexical_hits_that_lead_nowhere_leave_the_walk_to_the_vector_hits(store: SqliteStore) -> None:
+    seqs = _two_graphs(store)
+    p = plan("what was paid?")  # the meta lane finds the vet bill, which names no entity
+    got = pipeline.run_lanes(store, p, lambda q: unit(0, 1), None)[0]
+    assert got["meta"].seqs[:1] == [seqs["vet"]]
+    assert seqs["vet"] in got["graph"].seqs  # walked from Dana, the vector hit's entity
 
 
 def test_a_recall_reads_each_candidates_rows_once(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
