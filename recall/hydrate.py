@@ -7,6 +7,7 @@ from typing import Any
 import threads as th
 from recall.fusion import Fused
 from recall.query import RANKED
+from recall.reads import Reads
 from store.protocol import Store
 
 HIT_THREAD_SPAN = 1  # neighbours a hit names on each side
@@ -38,14 +39,16 @@ def brief(hit: dict[str, Any]) -> dict[str, Any]:
 
 def hits(store: Store, order: list[int], rrf: dict[int, float], final: dict[int, float],
          fused: Fused, namespace: str | None = None,
-         relevance: dict[int, float] | None = None, threads: bool = True) -> list[dict[str, Any]]:
+         relevance: dict[int, float] | None = None, threads: bool = True,
+         reads: Reads | None = None) -> list[dict[str, Any]]:
     """The full hits (memory_recall detail "full"), in `order`. Without `threads` a hit names no thread
-    neighbours (brief() leaves them out anyway: one to four queries a hit saved)."""
+    neighbours (brief() leaves them out anyway: one to four queries a hit saved). `reads`: the recall's
+    reads, whose grounded dates the reranker may have read already."""
     if not order:
         return []
     rows = store.hit_rows(list(order) + [fused.matched_fact[s] for s in order if s in fused.matched_fact])
     ents = store.entity_names(order)
-    dates = store.dates_of(order)
+    dates = (reads or Reads(store)).dates_of(order)
     out = []
     for seq in order:
         r = rows[seq]

@@ -206,4 +206,5 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
             qv, group = None, None
     rel = relevance_of(store, plan, cands, fused, qv, group, reads)
     kept = [s for s in cands if rel[s] >= plan.min_relevance][: plan.k]
-    return hydrate.hits(store, kept, rrf, scores, fused, plan.flt.namespace, rel, threads=full), results, wall
+    return (hydrate.hits(store, kept, rrf, scores, fused, plan.flt.namespace, rel, threads=full, reads=reads),
+            results, wall)

@@ -39,7 +39,7 @@ def rerank(store: Store, plan: Plan, scores: dict[int, float], reads: Reads | No
     q_classes = plan.q.predicate_classes if sw.rerank else frozenset()
     ordered = [(s, rows[s][0], rows[s][1]) for s in top if s in rows]
     newest = rr.newest_in_class(q_classes, ordered) if info.wants_now else set()
-    dated = store.dates_of(top) if info.wants_when and sw.time_grounding else {}
+    dated = reads.dates_of(top) if info.wants_when and sw.time_grounding else {}
     out = dict(scores)
     for seq in top:
         if seq not in rows:

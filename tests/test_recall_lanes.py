@@ -302,6 +302,21 @@ def test_a_recall_reads_each_candidates_rows_once(store: SqliteStore, monkeypatc
     assert reads.rank_rows([a]) == store.rank_rows([a])
 
 
+def test_a_when_question_reads_the_grounded_dates_once(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i, text in enumerate(("Alice moved to Berlin in May 2023.", "Bob moved to Paris.", "Tea on Friday.")):
+        put(store, text, unit(1, i))
+    asked: list[list[int]] = []
+    real = store.dates_of
+    monkeypatch.setattr(store, "dates_of", lambda seqs: asked.append(list(seqs)) or real(seqs))
+    p = plan("When did Alice move to Berlin?")
+    assert p.q.analysis.wants_when and p.cfg.time_grounding
+    got = pipeline.recall(store, p, lambda q: unit(1), None)[0]
+    assert got and len(asked) == 1  # the reranker's read; hydration's seqs are among them
+    asked.clear()
+    assert pipeline.recall(store, plan("Where does Alice live?"), lambda q: unit(1), None)[0]
+    assert len(asked) == 1  # not a "when" question: hydration's read alone
+
+
 # ---------------------------------------------------------------- fusion and the whole pipeline
 
 
