@@ -291,3 +291,21 @@ def test_engine_bench_says_why_it_starts_no_daemon_on_several_namespaces(tmp_pat
     vecs, qs = be.composed(300, 5, 42)
     rows = be.run_engine("sqlite", vecs, qs, None, tmp_path, 16, 128, namespaces=2, daemon=True)
     assert "2" in rows[0]["daemon"]["skipped"] and "sqlite" in rows[0]["daemon"]["skipped"]
+
+
+def test_the_floor_checks_read_one_runs_figures() -> None:
+    from commands import benchmark as b
+
+    pct = lambda p50, p95: {"p50_ms": p50, "p95_ms": p95}  # noqa: E731
+    r = {"params": {"chunks": 10_000}, "recall": pct(20.0, 30.0), "recall_cache_on": pct(6.0, 9.0),
+         "ratios": {"four_lanes_vs_vector_only_cache_off": 1.0}, "vector_recall_at_10": 1.0,
+         "remember_ack": {"p50_ms": 1.0}, "bulk_import": {}, "startup": {"start_to_ready_s": 1.0, "rss_idle_mb": 150.0},
+         "query_embedding": pct(12.0, 18.0), "baselines": {"numpy_bruteforce_top10": pct(0.1, 0.2)},
+         "daemon": {"streamable_http": pct(26.0, 40.0), "streamable_http_ping": pct(4.0, 6.0),
+                    "streamable_http_vector_only": pct(25.0, 38.0)}}
+    rows = {row["measure"]: row for row in b.targets(r)}
+    floor = 4.0 + 12.0 + 0.1
+    assert rows["daemon recall p50 / floor (ping + embedding + numpy)"]["value"] == [16.1, round(26.0 / floor, 3)]
+    assert rows["daemon recall p95 / floor"]["met"] is False  # 40 / 16.1 = 2.48
+    parts = rows["the floor's parts at p95 (ping + embedding + numpy) / floor"]
+    assert parts["value"] == round((6.0 + 18.0 + 0.2) / floor, 3) and parts["met"] is None
