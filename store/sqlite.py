@@ -39,6 +39,7 @@ BUMP_DATA_GEN = ("insert into meta(key, value) values ('data_gen', '1') "
                  "on conflict(key) do update set value = cast(value as integer) + 1")
 ENTITY_COUNTS_MAX = 100_000  # entities whose chunk counts are kept for one generation
 TERM_COUNTS_MAX = 100_000  # words whose document frequencies are kept for one generation
+MEMORY_COUNTS_MAX = 10_000  # namespaces whose live memories are counted once per generation
 HAS_SCAN_MAX = 1000  # term_stats reads a word's whole posting list up to this document frequency
 FTS_TABLES = {"latin": "chunks_fts", "cjk": "chunks_tri", "when": "chunks_when"}  # identifiers from constants only
 
@@ -93,7 +94,7 @@ class SqliteStore(SharedSql, SqliteBrowse):
         self._readers: list[Any] = []
         self._readers_lock = threading.Lock()
         self._ns_counts: dict[str, tuple[float, int, int]] = {}  # namespace -> (monotonic time, live chunks, commits)
-        self._memory_counts: dict[str, tuple[int, int]] = {}  # namespace -> (commits, live memories)
+        self._memory_counts = GenerationCache(MEMORY_COUNTS_MAX)  # namespace -> live memories
         self._commits = 0  # write transactions committed: a count made since the last one is still exact
         self._gen_bumps = 0  # data_gen bumps on the writer, which SQLite counts as changed rows (rows_changed)
         self._entity_counts = GenerationCache(ENTITY_COUNTS_MAX)  # entity id -> memories linked
@@ -271,15 +272,15 @@ class SqliteStore(SharedSql, SqliteBrowse):
         return {e: got[e] for e in entity_ids if got[e]}
 
     def count_memories(self, namespace: str) -> int:
-        """Live memories in a namespace; recounted only after a commit (the graph lane asks twice a recall)."""
-        commits = self._commits
-        cached = self._memory_counts.get(namespace)
-        if cached is None or cached[0] != commits:
-            n = self.reader().execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null "
-                                      "and c.kind = 'memory'", (namespace,)).fetchone()[0]
-            cached = (commits, int(n))
-            self._memory_counts[namespace] = cached
-        return cached[1]
+        """Live memories in a namespace, counted once per data generation (the graph lane asks twice a
+        recall); a commit by another process moves the generation too."""
+        db = self.reader()
+
+        def count(missing: list[Any]) -> dict[Any, int]:
+            return {ns: int(db.execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null "
+                                       "and c.kind = 'memory'", (ns,)).fetchone()[0]) for ns in missing}
+
+        return int(self._memory_counts.get_many(self.data_gen(db), [namespace], count)[namespace])
 
     # ------------------------------------------------------------ candidate lists
 
