@@ -272,7 +272,7 @@ class MemlaneMCP(MCPServer):
         release = getattr(memory.embedder, "release_pages", None)
         self.heap = HeapTrimmer(also=[release] if release is not None else [])
         self._tools = {tool.name: tool for tool in build_tools(memory)}
-        # Each tool function's parameter names, read once (inspect.signature on every call: 0.1 ms).
+        # Each tool function's parameter names, read once (inspect.signature cost 16 us on every call).
         self._params = {name: tuple(inspect.signature(tool.fn).parameters) for name, tool in self._tools.items()}
         self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="memlane-call")
         self._light = ThreadPoolExecutor(max_workers=LIGHT_THREADS, thread_name_prefix="memlane-light")

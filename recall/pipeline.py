@@ -81,10 +81,10 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
     on it while the vector lane (the slowest: it embeds the query) runs in the calling thread, which
     spares the critical path a thread hand-off. A question that names no specific entity is walked from
     the meta lane's top hits' entities, also on the pool, and from the vector hits' entities once they
-    are in only when the meta lane found nothing. With `read_query`, the meta lane's thread then computes
-    what rerank and relevance read of the query (in its own task it would wake one more pool thread,
-    and its SQLite connection, for 0.3 ms of work). Without a pool the same work runs one lane after
-    another.
+    are in only when the meta lane found nothing or its hits lead nowhere. With `read_query`, the meta
+    lane's thread then computes what rerank and relevance read of the query (in its own task it would
+    wake one more pool thread, and its SQLite connection, for 0.3 ms of work). Without a pool the same
+    work runs one lane after another.
     """
     t0 = time.perf_counter()
     want = plan.lanes
@@ -109,7 +109,7 @@ def run_lanes(store: Store, plan: Plan, embed: Callable[[str], np.ndarray],
     if early is not None:
         ent, walked = early.result()
         if "graph" in want:
-            if walked is None:  # from the vector hits' entities: no named entity, no lexical hit
+            if walked is None:  # from the vector hits' entities: no named entity, no lexical hit that leads anywhere
                 walked = _timed(lanes.graph, store, plan, ent, vec)
             assert walked is not None
             results["graph"] = walked
