@@ -93,9 +93,8 @@ class SqliteStore(SharedSql, SqliteBrowse):
         self._local = threading.local()
         self._readers: list[Any] = []
         self._readers_lock = threading.Lock()
-        self._ns_counts: dict[str, tuple[float, int, int]] = {}  # namespace -> (monotonic time, live chunks, commits)
+        self._ns_counts: dict[str, tuple[float, int, int]] = {}  # namespace -> (monotonic time, live chunks, data_gen)
         self._memory_counts = GenerationCache(MEMORY_COUNTS_MAX)  # namespace -> live memories
-        self._commits = 0  # write transactions committed: a count made since the last one is still exact
         self._gen_bumps = 0  # data_gen bumps on the writer, which SQLite counts as changed rows (rows_changed)
         self._entity_counts = GenerationCache(ENTITY_COUNTS_MAX)  # entity id -> memories linked
         self._term_counts = GenerationCache(TERM_COUNTS_MAX)  # (index, word) -> rows matching; "chunks" -> rows
@@ -161,7 +160,6 @@ class SqliteStore(SharedSql, SqliteBrowse):
                     self._writer.execute(BUMP_DATA_GEN)
                     self._gen_bumps += 1
                 self._writer.execute("commit")
-                self._commits += 1
             except BaseException as exc:
                 self._writer.vector_log.clear()
                 try:
@@ -236,14 +234,15 @@ class SqliteStore(SharedSql, SqliteBrowse):
     # ------------------------------------------------------------ filters and counts
 
     def _live_count(self, db: Any, namespace: str, exact_below: int = LIVE_COUNT_EXACT_BELOW) -> int:
-        """Live chunks in a namespace: exact below `exact_below` (recounted only after a commit), else
-        recounted at most every 30 s, since the count walks the namespace's index (tens of ms at 1M)."""
-        now, commits = time.monotonic(), self._commits  # read before counting: a commit meanwhile invalidates
+        """Live chunks in a namespace: exact below `exact_below` (recounted only when the data generation
+        moved: a commit by any process), else recounted at most every 30 s, since the count walks the
+        namespace's index (tens of ms at 1M)."""
+        now, gen = time.monotonic(), self.data_gen(db)  # read before counting: a commit meanwhile invalidates
         cached = self._ns_counts.get(namespace)
-        if cached is None or (cached[2] != commits and (cached[1] < exact_below or now - cached[0] > 30.0)):
+        if cached is None or (cached[2] != gen and (cached[1] < exact_below or now - cached[0] > 30.0)):
             n = db.execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null",
                            (namespace,)).fetchone()[0]
-            cached = (now, int(n), commits)
+            cached = (now, int(n), gen)
             self._ns_counts[namespace] = cached
         return cached[1]
 
@@ -274,13 +273,10 @@ class SqliteStore(SharedSql, SqliteBrowse):
     def count_memories(self, namespace: str) -> int:
         """Live memories in a namespace, counted once per data generation (the graph lane asks twice a
         recall); a commit by another process moves the generation too."""
-        db = self.reader()
-
         def count(missing: list[Any]) -> dict[Any, int]:
-            return {ns: int(db.execute("select count(*) from chunks c where c.namespace = ? and c.valid_until is null "
-                                       "and c.kind = 'memory'", (ns,)).fetchone()[0]) for ns in missing}
+            return {ns: int(super(SqliteStore, self).count_memories(ns)) for ns in missing}
 
-        return int(self._memory_counts.get_many(self.data_gen(db), [namespace], count)[namespace])
+        return int(self._memory_counts.get_many(self.data_gen(), [namespace], count)[namespace])
 
     # ------------------------------------------------------------ candidate lists
 

