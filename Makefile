@@ -26,7 +26,7 @@ test-pg: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m mypy mcp_server.py memory.py config.py embedder.py entity_resolve.py validate.py errors.py i18n_messages.py
+	$(PY) -m mypy mcp_server.py memory.py config.py embedder.py entity_resolve.py contract/validate.py contract/errors.py i18n_messages.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

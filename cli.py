@@ -4,8 +4,8 @@
     ./memlane --help                  # every command, in your language (MEMLANE_LANG, LC_ALL, LANG)
     ./memlane <command> --help
 
-Each command lives in `commands/<module>.py` and is imported only when it runs, so `--help` stays
-quick. The old paths (`python scripts/backup.py` ...) are aliases of these commands (scripts/_alias.py).
+Each command lives in `commands/<module>.py` (benchmarks and evaluations in `devtools/`, outside the
+product path) and is imported only when it runs, so `--help` stays quick. The old paths (`python scripts/backup.py` ...) are aliases of these commands (scripts/_alias.py).
 """
 
 from __future__ import annotations
@@ -19,33 +19,34 @@ from i18n_messages import t
 
 PROG = "memlane"
 
-# words -> (module in commands/, help id). A two-word key ("eval locomo") is a command of a group.
+# words -> (module: commands/ for the product, devtools/ for benchmarks and evaluations; help id).
+# A two-word key ("eval locomo") is a command of a group.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "serve": ("serve", "cli.help.serve"),
-    "init": ("init_db", "cli.help.init"),
-    "health": ("health_check", "health.help"),
-    "backup": ("backup", "data.help.backup"),
-    "restore": ("restore", "data.help.restore"),
-    "clients": ("clients", "cli.help.clients"),
-    "dashboard-link": ("dashboard_link", "cli.help.dashboard_link"),
-    "export": ("export_jsonl", "data.help.export"),
-    "import": ("import_jsonl", "data.help.import"),
-    "import-mcp-memory": ("import_mcp_memory", "data.help.mcp"),
-    "import-holdings": ("import_holdings", "data.help.holdings"),
-    "import-identity-facts": ("import_identity_facts", "data.help.identity"),
-    "repair": ("repair_vectors", "data.help.repair"),
-    "reembed": ("reembed", "cli.help.reembed"),
-    "bench": ("benchmark", "cli.help.bench"),
-    "bench ann": ("bench_ann", "cli.help.bench_ann"),
-    "bench dashboard": ("bench_dashboard", "cli.help.bench_dashboard"),
-    "bench halfvec": ("bench_halfvec", "cli.help.bench_halfvec"),
-    "bench profile": ("bench_profile", "cli.help.bench_profile"),
-    "bench recall-latency": ("bench_recall_latency", "cli.help.bench_recall_latency"),
-    "bench worker": ("bench_worker", "cli.help.bench_worker"),
-    "eval locomo": ("eval_locomo", "cli.help.eval_locomo"),
-    "eval bilingual": ("eval_bilingual", "cli.help.eval_bilingual"),
-    "eval foreign": ("eval_foreign", "cli.help.eval_foreign"),
-    "eval entities": ("eval_entities", "cli.help.eval_entities"),
+    "serve": ("commands.serve", "cli.help.serve"),
+    "init": ("commands.init_db", "cli.help.init"),
+    "health": ("commands.health_check", "health.help"),
+    "backup": ("commands.backup", "data.help.backup"),
+    "restore": ("commands.restore", "data.help.restore"),
+    "clients": ("commands.clients", "cli.help.clients"),
+    "dashboard-link": ("commands.dashboard_link", "cli.help.dashboard_link"),
+    "export": ("commands.export_jsonl", "data.help.export"),
+    "import": ("commands.import_jsonl", "data.help.import"),
+    "import-mcp-memory": ("commands.import_mcp_memory", "data.help.mcp"),
+    "import-holdings": ("commands.import_holdings", "data.help.holdings"),
+    "import-identity-facts": ("commands.import_identity_facts", "data.help.identity"),
+    "repair": ("commands.repair_vectors", "data.help.repair"),
+    "reembed": ("commands.reembed", "cli.help.reembed"),
+    "bench": ("devtools.benchmark", "cli.help.bench"),
+    "bench ann": ("devtools.bench_ann", "cli.help.bench_ann"),
+    "bench dashboard": ("devtools.bench_dashboard", "cli.help.bench_dashboard"),
+    "bench halfvec": ("devtools.bench_halfvec", "cli.help.bench_halfvec"),
+    "bench profile": ("devtools.bench_profile", "cli.help.bench_profile"),
+    "bench recall-latency": ("devtools.bench_recall_latency", "cli.help.bench_recall_latency"),
+    "bench worker": ("devtools.bench_worker", "cli.help.bench_worker"),
+    "eval locomo": ("devtools.eval_locomo", "cli.help.eval_locomo"),
+    "eval bilingual": ("devtools.eval_bilingual", "cli.help.eval_bilingual"),
+    "eval foreign": ("devtools.eval_foreign", "cli.help.eval_foreign"),
+    "eval entities": ("devtools.eval_entities", "cli.help.eval_entities"),
 }
 
 
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(t("cli.unknown_command", command=argv[0],
                        commands=", ".join(dict.fromkeys(w.split(" ")[0] for w in COMMANDS))))
     words, rest = found
-    module = importlib.import_module(f"commands.{COMMANDS[words][0]}")
+    module = importlib.import_module(COMMANDS[words][0])
     return run(module.main, rest)
 
 

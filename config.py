@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from errors import ConfigError
+from contract.errors import ConfigError
 from store.util import is_pg_url
 
 if sys.version_info >= (3, 11):

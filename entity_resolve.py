@@ -334,13 +334,13 @@ def _is_function_word(name: str) -> bool:
 
 
 def _is_irregular_past(word: str) -> bool:
-    import entity_kinds
+    from lang import entity_kinds
 
     return word.casefold() in entity_kinds.IRREGULAR_PAST
 
 
 def _english_verbs() -> frozenset[str]:
-    import entity_kinds  # imports crosslingual, which imports this module
+    from lang import entity_kinds  # imports crosslingual, which imports this module
 
     return entity_kinds.english_verbs()
 
@@ -354,7 +354,7 @@ def _leading_verb(words: list[str], piece: str, before: str, after: str, verbs: 
     """Whether the first of several capitalised words is a verb that starts the sentence, not part of the
     name: "Prefers PostgreSQL", "Use Sentry", "Met Sam Altman", but not "Lake Geneva", "Mark Chen" (a given
     name), "United States" (CC-CEDICT knows the whole name) or "Trail of Bits" (a name joined by "of")."""
-    import entity_kinds
+    from lang import entity_kinds
 
     first = words[0]
     if not _SENTENCE_START.search(before + piece[: piece.find(first)]):
@@ -538,7 +538,7 @@ def resolve(store: Any, tx: Any, namespace: str, name: str, kind: str | None, al
 
     A stock is stored under its canonical code, with the name it was given as an alias.
     """
-    from errors import InvalidArgument
+    from contract.errors import InvalidArgument
 
     display = name
     if kind == "stock":

@@ -46,18 +46,20 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-import dashboard  # dashboard (issue 9)
-import heaptrim
 import i18n_messages
-import private
 from config import Config, env_warnings, load_config
-from connections import uvicorn_options
-from errors import InvalidArgument, MemlaneError, Unavailable
-from heaptrim import HeapTrimmer
+from contract.errors import InvalidArgument, MemlaneError, Unavailable
 from i18n_messages import t
-from logbound import BoundedLog, ClippedFormatter
 from memory import SCHEMA_VERSION, Memory, __version__
 from recall.relevance import MIN_RELEVANCE
+from server import (
+    dashboard,  # dashboard (issue 9)
+    heaptrim,
+    private,
+)
+from server.connections import uvicorn_options
+from server.heaptrim import HeapTrimmer
+from server.logbound import BoundedLog, ClippedFormatter
 
 log = logging.getLogger("memlane.server")
 

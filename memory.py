@@ -21,17 +21,17 @@ from typing import Any
 
 import numpy as np
 
-import crosslingual as xl
-import embed_work
 import entity_resolve as er
-import facts as facts_mod
-import pii
-import threads as th
-import validate as v
 from config import Config, load_config
+from contract import validate as v
+from contract.errors import Conflict, InvalidArgument, NotFound, Unavailable
 from embedder import Embedder, make_embedder
-from errors import Conflict, InvalidArgument, NotFound, Unavailable
 from i18n_messages import t as t_msg
+from ingest import embed_work
+from ingest import threads as th
+from lang import crosslingual as xl
+from lang import facts as facts_mod
+from lang import pii
 from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
 from store import locate, open_store
@@ -230,7 +230,7 @@ class Memory:
     def _derive_facts(self, text: str, warnings: list[str]) -> list[Any]:
         """Atomic facts by rules, or by the optional LLM extractor with a fallback to rules."""
         if self.config.extractor == "openai":
-            import extractor_llm
+            from lang import extractor_llm
 
             got, why = extractor_llm.extract(text, self.config)
             if got is not None:
@@ -600,13 +600,13 @@ class Memory:
 
     def export_records(self, *, namespace: Any = None, vectors: bool = False) -> Iterator[dict[str, Any]]:
         """Every record (header, entities, aliases, chunk versions, relations) in the portable JSONL format."""
-        import portable
+        from store import portable
 
         ns = None if namespace is None else v.namespace_arg(namespace)
         return portable.export_records(self.store.reader(), vectors=vectors, namespace=ns)
 
     def import_records(self, lines: Iterable[bytes | str], **kw: Any) -> Any:
         """Import portable JSONL lines (see portable.import_records); derived rows are rebuilt here."""
-        import portable
+        from store import portable
 
         return portable.import_records(self, lines, **kw)

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-import private
 from config import Config, load_config
-from errors import InvalidArgument, MemlaneError, Unavailable  # noqa: F401
+from contract.errors import InvalidArgument, MemlaneError, Unavailable  # noqa: F401
 from i18n_messages import t
+from server import private
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = c.config(args)
     if cfg.db_url:  # a file backup cannot exist for a server database: say what to use instead
         raise c.Unavailable("pg.no_file_backup", url=cfg.db_label())
-    import maintenance
+    from store import maintenance
 
     db = cfg.resolved_db_path()
     dest = Path(args.dest) if args.dest else (cfg.backup_dir or db.parent / "backups")

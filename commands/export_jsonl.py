@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet", action="store_true", help=c.t("data.help.quiet"))
     args = p.parse_args(argv)
     cfg = c.config(args)
-    import validate
+    from contract import validate
     from memory import connect
 
     ns = validate.namespace_arg(args.namespace) if args.namespace else None
@@ -70,7 +70,7 @@ def _export_pg(cfg: Any, args: Any, ns: str | None) -> int:
 
 def _write(db: Any, args: Any, ns: str | None) -> None:
     """Every record from `db` (inside its read snapshot) to --out, through a .partial file renamed at the end."""
-    import portable
+    from store import portable
 
     out_path = None if args.out == "-" else Path(args.out).expanduser()
     tmp = out_path.with_name(out_path.name + ".partial") if out_path else None

@@ -24,14 +24,14 @@ from typing import Any
 import httpx
 
 import i18n_messages
-import private
 from commands._common import argument_parser
 from config import Config, env_warnings, load_config
-from errors import MemlaneError
+from contract.errors import MemlaneError
+from contract.validate import to_iso
 from i18n_messages import t
 from memory import connect
+from server import private
 from store.util import is_pg_url, redact_url
-from validate import to_iso
 
 GREEN, YELLOW, RED = "green", "yellow", "red"
 MARK = {GREEN: "🟢", YELLOW: "🟡", RED: "🔴"}

@@ -39,7 +39,7 @@ def _number(raw: str, name: str) -> str:
 def import_holdings(mem: Any, text_lines: Iterable[str], namespace: str | None = None,
                     lang: str | None = None) -> dict[str, Any]:
     import entity_resolve as er
-    import validate as v
+    from contract import validate as v
 
     out: dict[str, Any] = {"created": 0, "existing": 0, "relations": 0, "errors": []}
     reader = csv.reader(text_lines)

@@ -20,8 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet", action="store_true", help=c.t("data.help.quiet"))
     args = p.parse_args(argv)
     cfg = c.config(args)
-    import portable
     from memory import Memory
+    from store import portable
 
     src = Path(args.file).expanduser()
     size = src.stat().st_size

@@ -17,7 +17,7 @@ from filelock import FileLock, Timeout
 import i18n_messages
 from commands._common import parser
 from config import load_config
-from errors import MemlaneError, Unavailable
+from contract.errors import MemlaneError, Unavailable
 from i18n_messages import t
 from memory import SCHEMA_VERSION, Memory, connect
 

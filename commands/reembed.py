@@ -24,13 +24,13 @@ from tqdm import tqdm
 
 from commands._common import argument_parser
 from config import load_config
+from contract.errors import MemlaneError
+from contract.validate import now_iso
 from embedder import make_embedder
-from errors import MemlaneError
 from i18n_messages import detect_lang, normalize_lang, t
 from memory import Memory
 from store import derived
 from store.derived import vec_tables  # noqa: F401 - the vec0 tables, for callers and tests
-from validate import now_iso
 
 MAX_FAILED_BATCHES = 3  # consecutive embedder failures before giving up (the queue keeps the rest)
 

@@ -19,9 +19,9 @@ PROG = "memlane repair"
 
 
 def _check_file(db_path: Path, apply: bool) -> tuple[Any, dict[str, int] | None]:
-    import maintenance
-    import validate
+    from contract import validate
     from memory import connect
+    from store import maintenance
 
     if not db_path.is_file():
         raise c.Unavailable("data.no_db", path=str(db_path))
@@ -54,9 +54,8 @@ def _check_pg(url: str, label: str, apply: bool) -> tuple[Any, dict[str, int] | 
     check; the repair locks the vector tables and their queues against the daemons' workers)."""
     import psycopg
 
-    import maintenance
-    import validate
-    from store import pg_derived
+    from contract import validate
+    from store import maintenance, pg_derived
     from store.postgres_db import Handle, connect_once, db_error
 
     conn = connect_once(url)

@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
         raise c.Unavailable("pg.no_file_backup", url=cfg.db_label())
     from filelock import FileLock, Timeout
 
-    import maintenance
+    from store import maintenance
 
     db = cfg.resolved_db_path()
     lock = FileLock(str(maintenance.lock_path(db)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import threads as th
+from ingest import threads as th
 from recall.fusion import Fused
 from recall.query import RANKED
 from recall.reads import Reads

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import crosslingual as xl
-import query_plan as qp
-import timeground
+from lang import crosslingual as xl
+from lang import query_plan as qp
+from lang import timeground
 from recall.fusion import LaneResult, rrf_merge
 from recall.query import Plan
 from store.protocol import Filter, Store

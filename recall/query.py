@@ -12,11 +12,11 @@ import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import crosslingual as xl
 import entity_resolve as er
-import query_plan as qp
-import rerank as rr
 from config import Config
+from lang import crosslingual as xl
+from lang import predicates as rr
+from lang import query_plan as qp
 from recall import relevance as rel
 from store.protocol import Filter
 

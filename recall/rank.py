@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 import entity_resolve as er
-import facts
-import rerank as rr
+from lang import facts
+from lang import predicates as rr
 from recall import relevance as rel
 from recall.fusion import RRF_K, Fused
 from recall.query import Plan

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-import crosslingual as xl
 import entity_resolve as er
+from lang import crosslingual as xl
 
 MIN_RELEVANCE = 0.32  # memory_recall's default min_relevance (docs/QUALITY.md: foreign questions)
 RELEVANCE_DEPTH = 3  # candidates scored per requested hit (top_k × this), so filtering can fill in from below

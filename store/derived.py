@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import search_index as si
-import timeground
-from errors import Unavailable
+from contract.errors import Unavailable
+from lang import timeground
 from store import ann
+from store import search_index as si
 
 OWN_VEC_TABLES = ("chunk_vec",)  # vec0 tables of a chunk's own vector
 VEC_TABLES = (*OWN_VEC_TABLES, "chunk_ctx_vec")  # vec0 tables with namespace and live columns

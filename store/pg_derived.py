@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 import entity_resolve as er
-import search_index as si
-import timeground
+from lang import timeground
 from store import derived as sqlite_derived
+from store import search_index as si
 from store.derived import CONTEXT_THREADS, CTX_ELIGIBLE, CTX_REQUEUE
 from store.postgres_db import TS_CONFIG, hnsw_index_sql
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from errors import MemlaneError, Unavailable
+from contract.errors import MemlaneError, Unavailable
 from store import pg_derived
 from store.postgres_db import TS_CONFIG, Handle, Reader, db_error, migrate, open_pool
 from store.protocol import Filter, Neighbours, QueuedChunk
@@ -256,7 +256,7 @@ class PgStore(SharedSql, SqliteBrowse):
         return int(total), dfs, has
 
     def _bigram_query(self, words: Sequence[str]) -> str:
-        import search_index as si
+        from store import search_index as si
 
         return pg_derived.tsquery_any([si.bigram_token(w) for w in words])
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from errors import MemlaneError, Unavailable
+from contract.errors import MemlaneError, Unavailable
 from store.util import redact_text, redact_url
 
 MIN_PGVECTOR = (0, 8, 0)  # iterative index scans (hnsw.iterative_scan) keep filtered recall

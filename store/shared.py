@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from errors import Conflict, NotFound
+from contract.errors import Conflict, NotFound
 from store.derived import CONTEXT_THREADS
 from store.protocol import Filter, NewChunk, ThreadView
 from store.util import content_hash, new_id, predicate_key

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-import search_index as si
-from errors import MemlaneError, Unavailable
+from contract.errors import MemlaneError, Unavailable
 from store import ann, derived
+from store import search_index as si
 from store.gencache import GenerationCache
 from store.protocol import Filter, Neighbours, QueuedChunk
 from store.shared import LIVE_COUNT_EXACT_BELOW, SharedSql, _chunks_of, _marks

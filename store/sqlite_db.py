@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from errors import MemlaneError, Unavailable
+from contract.errors import MemlaneError, Unavailable
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema.sql"
 BUSY_TIMEOUT_MS = 10_000

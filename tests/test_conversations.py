@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from commands import eval_locomo
+from devtools import eval_locomo
 
 SAMPLE: dict[str, Any] = {  # a made-up conversation in LoCoMo's file format (not LoCoMo data)
     "sample_id": "toy",
@@ -45,9 +45,9 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-import threads as th  # noqa: E402
-import timeground as tg  # noqa: E402
-from errors import InvalidArgument  # noqa: E402
+from contract.errors import InvalidArgument  # noqa: E402
+from ingest import threads as th  # noqa: E402
+from lang import timeground as tg  # noqa: E402
 from memory import Memory  # noqa: E402
 
 DAY1 = "2023-05-08T13:56:00+00:00"
@@ -297,7 +297,7 @@ def test_repair_finds_and_fixes_context_vector_drift(db_target: Any, cfg: Any, e
 
 @neutral
 def test_context_vectors_move_and_are_remade_by_reembedding(mem: Memory) -> None:
-    from validate import now_iso
+    from contract.validate import now_iso
 
     ids = [mem.remember(t, thread="c2", namespace="a") for t in ("Ann: the bus was late again.",
                                                                  "Bo: take the early train tomorrow.")]

@@ -10,7 +10,7 @@ import pytest
 from daemon_util import Daemon, running_daemon
 from dashboard_util import login_url, seed
 
-import dashboard
+from server import dashboard
 
 pytestmark = pytest.mark.e2e
 TOKEN = "dash-api-token"

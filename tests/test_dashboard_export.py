@@ -11,9 +11,9 @@ import httpx
 import pytest
 from daemon_util import running_daemon
 
-import portable
 from config import load_config
 from memory import Memory
+from store import portable
 
 pytestmark = pytest.mark.e2e
 TOKEN = "dash-export-token"

@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-import maintenance
-import portable
 from config import load_config
 from memory import Memory, connect
+from store import maintenance, portable
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "scripts"  # the old paths, aliases of the memlane commands

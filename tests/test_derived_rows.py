@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import maintenance
-import portable
-import validate
+from contract import validate
 from memory import Memory
+from store import maintenance, portable
 
 FACTS = ("爱丽丝去年搬到了柏林，在一家软件公司工作。", "Bob drinks green tea every morning before work.",
          "The staging server ran out of memory on Friday.")

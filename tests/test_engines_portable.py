@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import portable
 from memory import Memory
+from store import portable
 
 
 def seed(mem: Memory) -> None:

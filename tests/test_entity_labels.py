@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-import crosslingual as xl
-import entity_kinds
 import entity_resolve as er
-from commands import eval_entities
+from devtools import eval_entities
+from lang import crosslingual as xl
+from lang import entity_kinds
 
 
 @pytest.fixture(scope="module")

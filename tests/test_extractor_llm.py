@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-import extractor_llm
 from config import load_config
+from lang import extractor_llm
 from memory import Memory
 
 

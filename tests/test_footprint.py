@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import crosslingual as xl
 from config import load_config
+from lang import crosslingual as xl
 from memory import Memory
 
 

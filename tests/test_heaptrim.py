@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-import heaptrim
+from server import heaptrim
 
 
 def test_trims_once_per_burst_and_only_when_idle() -> None:

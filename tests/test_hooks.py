@@ -283,11 +283,11 @@ def test_pre_commit_judges_the_staged_version(repo: Repo) -> None:
 
 
 def test_pre_commit_runs_mypy_on_core_modules(repo: Repo) -> None:
-    repo.write("errors.py", 'count: int = "three"\n')
+    repo.write("contract/errors.py", 'count: int = "three"\n')
     proc = repo.commit("type error", check=False)
     assert proc.returncode != 0
     assert "mypy found problems" in out(proc) and "ruff check --fix" not in out(proc)
-    assert "errors.py" in out(proc)
+    assert "contract/errors.py" in out(proc)
 
 
 def test_pre_commit_without_linters_says_so_and_lets_the_commit_through(repo: Repo, tmp_path: Path) -> None:

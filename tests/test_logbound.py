@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-import logbound
+from server import logbound
 
 
 class _Keep(logging.Handler):

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from errors import Conflict, InvalidArgument, NotFound, TooLarge
+from contract.errors import Conflict, InvalidArgument, NotFound, TooLarge
 from memory import Memory
 
 pytestmark = pytest.mark.engine_neutral

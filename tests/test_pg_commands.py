@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from config import load_config
-from errors import ConfigError
+from contract.errors import ConfigError
 from memory import Memory
 from store.util import redact_text, redact_url
 
@@ -52,7 +52,7 @@ def test_the_url_selects_the_engine(tmp_path: Path) -> None:
 def test_a_wrong_password_is_a_typed_error_without_the_password(tmp_path: Path, pg_url: str, cfg, e5) -> None:
     parts = urlsplit(pg_url)
     bad = pg_url.replace(f":{parts.password}@", ":not-the-password@")
-    from errors import Unavailable
+    from contract.errors import Unavailable
 
     with pytest.raises(Unavailable) as ei:
         Memory(bad, config=cfg, embedder=e5)
@@ -169,8 +169,8 @@ def test_repair_finds_and_fixes_vector_drift_on_postgres(tmp_path: Path, pg_url:
 
 
 def test_a_new_dimension_recreates_the_postgres_vector_column_and_index(pg_url: str, cfg, e5) -> None:
+    from contract.validate import now_iso
     from store import pg_derived
-    from validate import now_iso
 
     with Memory(pg_url, config=cfg, embedder=e5, start_worker=False) as m:
         m.remember("Alice moved to Berlin")

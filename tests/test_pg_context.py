@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import threads as th
+from ingest import threads as th
 from memory import Memory
 
 TURNS = 10  # turns per conversation
@@ -145,8 +145,8 @@ def test_migration_4_queues_the_windows_and_grounds_the_dates_of_an_existing_dat
 
 
 def test_a_new_dimension_recreates_the_context_vector_column_and_index(pg_url: str, cfg: Any, e5: Any) -> None:
+    from contract.validate import now_iso
     from store import pg_derived
-    from validate import now_iso
 
     with Memory(pg_url, config=cfg, embedder=e5, start_worker=False) as m:
         for i in range(2):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import pii
 from config import load_config
-from errors import InvalidArgument
+from contract.errors import InvalidArgument
+from lang import pii
 from memory import Memory
 
 JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
@@ -232,7 +232,7 @@ def test_an_ordinary_query_loads_none_of_the_detectors() -> None:
     import sys
 
     root = Path(__file__).resolve().parent.parent
-    code = ("import sys, pii\n"
+    code = ("import sys\nfrom lang import pii\n"
             "assert pii.scrub('What does Bob drink in the morning? 爱丽丝住在哪里') == "
             "'What does Bob drink in the morning? 爱丽丝住在哪里'\n"
             "print(sorted(m for m in ('detect_secrets', 'requests', 'stdnum', 'phonenumbers') if m in sys.modules))\n"

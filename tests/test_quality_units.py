@@ -5,12 +5,12 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import crosslingual as xl
 import entity_resolve as er
-import facts
-import query_plan as qp
-import rerank as rr
-import supersession as sup
+from lang import crosslingual as xl
+from lang import facts
+from lang import predicates as rr
+from lang import query_plan as qp
+from lang import supersession as sup
 from recall import fusion
 
 # ---------------------------------------------------------------- query understanding

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import entity_resolve as er
-import validate as v
 from config import Config
+from contract import validate as v
 from recall import fusion, lanes, pipeline
 from recall.query import Plan, QueryInfo
 from store.protocol import Filter, NewChunk, QueuedChunk

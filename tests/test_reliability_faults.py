@@ -21,10 +21,10 @@ from daemon_util import running_daemon
 from reliability_util import FAULT_DAEMON, SyncSession, health, wait_drained
 
 import i18n_messages
-import maintenance
 from config import load_config
-from errors import Unavailable
+from contract.errors import Unavailable
 from memory import Memory, connect
+from store import maintenance
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 

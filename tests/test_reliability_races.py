@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import maintenance
 from config import load_config
 from memory import Memory
+from store import maintenance
 
 
 class ForgetsMidEmbedding:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from errors import Conflict, InvalidArgument, NotFound, Unavailable
+from contract.errors import Conflict, InvalidArgument, NotFound, Unavailable
 from memory import Memory
 
 

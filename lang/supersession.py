@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import crosslingual as xl
 import entity_resolve as er
-import rerank as rr
+from lang import crosslingual as xl
+from lang import predicates as rr
 
 NEIGHBOURS = 3  # the older memory must be among the new one's closest this many
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-import search_index as si
 from commands._common import argument_parser
 from i18n_messages import t
+from store import search_index as si
 from store.protocol import Filter, NewChunk, QueuedChunk
 from store.sqlite import SqliteStore
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import threading
 
-import crosslingual as xl
+from lang import crosslingual as xl
 
 _VERB_GLOSS = re.compile(r"/to ([a-z]+)(?=[/ ;,(])")
 # Irregular past forms of common verbs: an agent's note often starts with one ("Met Sam at...").

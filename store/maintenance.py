@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar
 
-import private
-from errors import InvalidArgument, Unavailable
+from contract.errors import InvalidArgument, Unavailable
+from server import private
 from store import derived
 from store.sqlite_db import connect
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from commands._common import argument_parser
-from commands.bench_recall_latency import _load, sentences
+from devtools.bench_recall_latency import _load, sentences
 from i18n_messages import t
 
 TIMEOUT_S = 3600

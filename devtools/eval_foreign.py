@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from commands._common import argument_parser
-from commands.eval_locomo import turns_of
-from commands.evalkit import make_backend, write_json
+from devtools.eval_locomo import turns_of
+from devtools.evalkit import make_backend, write_json
 from i18n_messages import t
 
 BASE_TIME = "2025-01-01T00:00:00Z"

@@ -13,8 +13,8 @@ import unicodedata
 from datetime import datetime, timezone
 from typing import Any
 
+from contract.errors import InvalidArgument, TooLarge
 from entity_resolve import strip_controls
-from errors import InvalidArgument, TooLarge
 
 # Used with fullmatch: `$` alone also matches before a final newline, so "default\n" would pass.
 NAMESPACE_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")

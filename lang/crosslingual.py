@@ -180,7 +180,7 @@ def _word_freq(words: set[str]) -> dict[str, int]:
 
 
 def _build(path: Path) -> _Built:
-    from query_plan import EN_STOP
+    from lang.query_plan import EN_STOP
 
     with path.open(encoding="utf-8") as fh:
         freq = _word_freq({parts[1] for line in fh if not line.startswith("#") and len(parts := line.split(" ", 2)) > 2})
@@ -277,7 +277,8 @@ def build_elsewhere(source: Path, dest: Path) -> None:
     import sys
 
     try:
-        done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--build", str(source), str(dest)],
+        done = subprocess.run([sys.executable, "-m", "lang.crosslingual", "--build", str(Path(source).resolve()),
+                               str(Path(dest).resolve())], cwd=Path(__file__).resolve().parent.parent,
                               capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False)
         if done.returncode == 0 and dest.exists():
             return
@@ -348,7 +349,7 @@ def to_english(cjk_terms: list[str]) -> list[str]:
     lex = lexicon()
     if lex is None:
         return []
-    from query_plan import EN_STOP
+    from lang.query_plan import EN_STOP
 
     out: dict[str, None] = {}
     for term in cjk_terms:
@@ -499,9 +500,9 @@ def bridge_rank(rows: list[tuple[int, str]], groups: list[tuple[str, ...]], min_
     return [seq for _, seq in scored]
 
 
-if __name__ == "__main__":  # build_elsewhere's child: crosslingual.py --build SOURCE DEST
+if __name__ == "__main__":  # build_elsewhere's child: python -m lang.crosslingual --build SOURCE DEST
     import sys
 
     if len(sys.argv) != 4 or sys.argv[1] != "--build":
-        raise SystemExit("usage: crosslingual.py --build SOURCE DEST")
+        raise SystemExit("usage: python -m lang.crosslingual --build SOURCE DEST")
     _write(Path(sys.argv[3]), _build(Path(sys.argv[2])))

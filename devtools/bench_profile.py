@@ -89,8 +89,8 @@ def _timers(mem: Any, clock: Callable[[], float] = time.perf_counter) -> tuple[d
 
 
 def main(argv: list[str] | None = None) -> int:
-    from commands.benchmark import NS, make_queries
     from config import load_config
+    from devtools.benchmark import NS, make_queries
     from memory import Memory
 
     ap = argument_parser("memlane bench profile", t("cli.help.bench_profile"))

@@ -142,7 +142,7 @@ def split_query(text: str, terms: Terms = content_terms) -> list[str]:
 def analyze(text: str, terms: Terms = content_terms) -> Analysis:
     latin, cjk = terms(text)
     norm = unicodedata.normalize("NFKC", text)
-    import crosslingual as xl  # lazily: crosslingual reads this module's stop words
+    from lang import crosslingual as xl  # lazily: crosslingual reads this module's stop words
 
     proper = [m.name for m in er.extract_mentions(norm, xl.common_english(), xl.lexicon())
               if m.kind != "concept" or m.name[:1].isupper()]

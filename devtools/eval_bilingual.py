@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from commands._common import argument_parser
-from commands.evalkit import (
+from devtools.evalkit import (
     LANE_NAMES,
     TECHNIQUES,
     add_run_arguments,

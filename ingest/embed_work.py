@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import supersession as sup
-import threads as th
-from errors import MemlaneError
+from contract.errors import MemlaneError
+from ingest import threads as th
+from lang import supersession as sup
 
 log = logging.getLogger("memlane")
 

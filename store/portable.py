@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from errors import InvalidArgument
+from contract.errors import InvalidArgument
 
 FORMAT = "memlane-export"
 VERSION = 1

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import crosslingual as xl
 import entity_resolve as er
 from commands._common import ROOT, argument_parser
-from commands.evalkit import write_json
+from devtools.evalkit import write_json
 from i18n_messages import t
+from lang import crosslingual as xl
 
 DEFAULT_SET = ROOT / "tests" / "data" / "entities_labelled.jsonl"
 Extractor = Callable[[str], list[er.Mention]]

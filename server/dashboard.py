@@ -43,14 +43,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import i18n_messages as i18n
 import memory as memory_module
-import portable
-import validate as v
 from config import Config
-from errors import InvalidArgument, MemlaneError, NotFound, TooLarge
+from contract import validate as v
+from contract.errors import InvalidArgument, MemlaneError, NotFound, TooLarge
+from store import portable
 
 log = logging.getLogger("memlane.dashboard")
 
-UI_DIR = Path(__file__).with_name("ui")
+UI_DIR = Path(__file__).resolve().parent.parent / "ui"
 COOKIE = "memlane_ui"
 SESSION_MAX_AGE = 7 * 24 * 3600
 PAGE_DEFAULT, PAGE_MAX = 50, 100

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 import entity_resolve as er
-import rerank as rr
+from lang import predicates as rr
 
 MAX_FACTS = 16  # per memory
 MIN_FACT_CHARS = 8  # shorter pieces ("Thanks!", "好的。") are not facts

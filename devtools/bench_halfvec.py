@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from commands import bench_engines as be
 from commands import pg_local
 from commands._common import argument_parser
+from devtools import bench_engines as be
 from i18n_messages import t
 
 FULL = "select seq from v order by embedding <=> %s limit 10"

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import entity_resolve as er
-import timeground
-from query_plan import Analysis
+from lang import timeground
+from lang.query_plan import Analysis
 from recall.fusion import RRF_K
 
 UNIT = 1.0 / (RRF_K + 1)  # the RRF score of a rank-1 hit in one lane; bonuses are fractions of it

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from config import Config
-from facts import MAX_FACTS, Fact
+from lang.facts import MAX_FACTS, Fact
 
 FACT_TYPES = ("fact", "preference", "event", "relationship", "procedure", "decision", "bug", "todo",
               "location", "role", "quantity", "date")
