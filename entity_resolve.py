@@ -12,6 +12,8 @@ from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from lang import entity_kinds
+
 # ---------------------------------------------------------------- normalization
 
 _WS = re.compile(r"\s+")
@@ -334,14 +336,10 @@ def _is_function_word(name: str) -> bool:
 
 
 def _is_irregular_past(word: str) -> bool:
-    from lang import entity_kinds
-
     return word.casefold() in entity_kinds.IRREGULAR_PAST
 
 
 def _english_verbs() -> frozenset[str]:
-    from lang import entity_kinds  # imports crosslingual, which imports this module
-
     return entity_kinds.english_verbs()
 
 
@@ -354,8 +352,6 @@ def _leading_verb(words: list[str], piece: str, before: str, after: str, verbs: 
     """Whether the first of several capitalised words is a verb that starts the sentence, not part of the
     name: "Prefers PostgreSQL", "Use Sentry", "Met Sam Altman", but not "Lake Geneva", "Mark Chen" (a given
     name), "United States" (CC-CEDICT knows the whole name) or "Trail of Bits" (a name joined by "of")."""
-    from lang import entity_kinds
-
     first = words[0]
     if not _SENTENCE_START.search(before + piece[: piece.find(first)]):
         return False

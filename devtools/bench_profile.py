@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from commands._common import argument_parser
+from devtools.corpus import NS, make_queries
 from i18n_messages import t
 
 # (label, where, attribute) of each stage, in the order a recall runs them; `where` is a module of
@@ -90,7 +91,6 @@ def _timers(mem: Any, clock: Callable[[], float] = time.perf_counter) -> tuple[d
 
 def main(argv: list[str] | None = None) -> int:
     from config import load_config
-    from devtools.benchmark import NS, make_queries
     from memory import Memory
 
     ap = argument_parser("memlane bench profile", t("cli.help.bench_profile"))

@@ -15,23 +15,19 @@ removed at the end, whatever happens. See docs/BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import json
-import math
 import os
 import platform
-import random
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -41,217 +37,45 @@ import numpy as np
 from commands._common import argument_parser
 from config import load_config
 from contract.errors import MemlaneError
+from devtools import bench_engines
+from devtools.corpus import (
+    K_EXACT,
+    NS,
+    WARMUP,
+    component_vectors,
+    distinct_queries,
+    make_item,
+    make_queries,
+    synth_vectors,
+)
+from devtools.daemon_probe import daemon_phase, pct, rss_mb
 from i18n_messages import t
 from store import search_index as si
 from store.protocol import Filter
 
 ROOT = Path(__file__).resolve().parent.parent
 
-NS = "bench"
-WARMUP = 5
-K_EXACT = 10
 
 # ---------------------------------------------------------------- the synthetic corpus
 
-EN_FIRST = ("Alice Bob Carol David Emma Frank Grace Henry Irene Jack Karen Leo Maria Nathan Olivia Peter "
-            "Quinn Rachel Sam Tina Uma Victor Wendy Xavier Yara Zoe Liam Mia Noah Ella").split()
-EN_LAST = "Smith Johnson Brown Miller Davis Wilson Moore Taylor Clark Lewis Walker Hall Young King Wright Scott".split()
-ZH_SUR = "张 王 李 刘 陈 杨 赵 黄 周 吴 徐 孙 马 朱 胡 郭 何 林 罗 高".split()
-ZH_GIVEN = "伟 芳 娜 敏 静 强 磊 洋 艳 勇 军 杰 娟 涛 明 超 秀英 建华 晓东 丽华".split()
-PLACES = [("Berlin", "柏林"), ("Shanghai", "上海"), ("Beijing", "北京"), ("Tokyo", "东京"), ("Paris", "巴黎"),
-          ("London", "伦敦"), ("Shenzhen", "深圳"), ("Hangzhou", "杭州"), ("Singapore", "新加坡"),
-          ("Sydney", "悉尼"), ("Toronto", "多伦多"), ("Seoul", "首尔"), ("Madrid", "马德里"),
-          ("Chengdu", "成都"), ("Boston", "波士顿"), ("Osaka", "大阪")]
-ORGS_EN = ["Acme Corp", "Globex", "Initech", "Umbrella Labs", "Stark Industries", "Hooli", "Vandelay Imports"]
-ORGS_ZH = ["腾讯", "阿里巴巴", "华为", "字节跳动", "美团", "小米"]
-STOCKS = [("600519.SH", "贵州茅台", "Kweichow Moutai"), ("0700.HK", "腾讯控股", "Tencent"), ("AAPL", "苹果", "Apple"),
-          ("000858.SZ", "五粮液", "Wuliangye"), ("600089.SH", "特变电工", "TBEA"), ("MSFT", "微软", "Microsoft"),
-          ("9988.HK", "阿里巴巴", "Alibaba"), ("NVDA", "英伟达", "Nvidia"), ("601318.SH", "中国平安", "Ping An"),
-          ("TSLA", "特斯拉", "Tesla")]
-TOPICS = [("budget", "预算"), ("roadmap", "路线图"), ("hiring plan", "招聘计划"), ("security audit", "安全审计"),
-          ("product launch", "产品发布"), ("quarterly earnings", "季度财报"), ("data migration", "数据迁移"),
-          ("customer churn", "客户流失"), ("pricing model", "定价模型"), ("supply chain", "供应链")]
-FOODS = [("sushi", "寿司"), ("dumplings", "饺子"), ("ramen", "拉面"), ("pizza", "披萨"), ("hotpot", "火锅"),
-         ("tacos", "小笼包")]
-HOBBIES = [("hiking", "爬山"), ("chess", "下棋"), ("cycling", "骑行"), ("painting", "画画"), ("photography", "摄影")]
-DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
-MONTHS = "January February March April May June July August September October November December".split()
-REF_PREFIX = ("INV", "PO", "TKT", "REF", "CASE")
-
-EN_TEMPLATES = [
-    "{p} met {p2} in {place} to discuss the {topic} on {day}, ref {ref}.",
-    "{p} bought {n} shares of {sname} ({stock}) at {price} after the {topic} review, ref {ref}.",
-    "{p} loves {food} and goes {hobby} near {place} most weekends, ref {ref}.",
-    "{p} joined {org} as head of {topic} in {month}, ref {ref}.",
-    "Reminder: {p} owes {p2} {price} dollars for the {place} trip, ref {ref}.",
-    "{sname} ({stock}) fell {pct}% today; {p} thinks the {topic} was the cause, ref {ref}.",
-]
-ZH_TEMPLATES = [
-    "{p}上周在{place}和{p2}讨论了{topic}，编号{ref}。",
-    "{p}以{price}元买入了{n}股{sname}（{stock}），编号{ref}。",
-    "{p}喜欢吃{food}，周末常去{place}附近{hobby}，编号{ref}。",
-    "{p}在{monthn}月加入了{org}，负责{topic}，编号{ref}。",
-    "{p}借给{p2}{price}元去{place}旅行，编号{ref}。",
-    "{sname}（{stock}）今天下跌了{pct}%，{p}认为原因是{topic}，编号{ref}。",
-]
-TAGS = {0: ["meeting", "work"], 1: ["trading", "finance"], 2: ["personal"], 3: ["work", "career"],
-        4: ["money", "personal"], 5: ["trading", "news"]}
-SOURCES = {0: "chat", 1: "trading", 2: "chat", 3: "chat", 4: "chat", 5: "trading"}
 
 
-def _person(rng: random.Random, zh: bool) -> tuple[str, list[str]]:
-    if zh:
-        sur, given = rng.choice(ZH_SUR), rng.choice(ZH_GIVEN)
-        return sur + given, [f"S:{sur}", f"G:{given}"]
-    first, last = rng.choice(EN_FIRST), rng.choice(EN_LAST)
-    return f"{first} {last}", [f"F:{first}", f"L:{last}"]
 
 
-def make_item(i: int, seed: int) -> dict[str, Any]:
-    """Chunk number i of the corpus: content, tags, entities, an optional relation, and the parts
-    its synthetic vector is composed of. Deterministic in (i, seed)."""
-    rng = random.Random(seed * 1_000_003 + i)
-    zh = rng.random() < 0.4
-    tpl = rng.randrange(6)
-    p, pparts = _person(rng, zh)
-    p2, p2parts = _person(rng, zh)
-    while p2 == p:
-        p2, p2parts = _person(rng, zh)
-    place = rng.choice(PLACES)
-    topic = rng.choice(TOPICS)
-    stock = rng.choice(STOCKS)
-    food = rng.choice(FOODS)
-    hobby = rng.choice(HOBBIES)
-    org = rng.choice(ORGS_ZH if zh else ORGS_EN)
-    ref = f"{REF_PREFIX[i % len(REF_PREFIX)]}{i:07d}"
-    li = 1 if zh else 0
-    fields = {
-        "p": p, "p2": p2, "place": place[li], "topic": topic[li], "stock": stock[0], "sname": stock[1 if zh else 2],
-        "food": food[li], "hobby": hobby[li], "org": org, "ref": ref, "n": rng.randrange(10, 2000, 10),
-        "price": f"{rng.uniform(5, 2000):.2f}", "pct": f"{rng.uniform(0.5, 9.5):.1f}", "day": rng.choice(DAYS),
-        "month": rng.choice(MONTHS), "monthn": rng.randrange(1, 13),
-    }
-    content = (ZH_TEMPLATES if zh else EN_TEMPLATES)[tpl].format(**fields)
-    ents: list[Any] = [{"name": p, "kind": "person"}]
-    parts = [f"T:{'zh' if zh else 'en'}{tpl}", *pparts]
-    relation = None
-    if tpl in (0, 4):
-        ents += [{"name": p2, "kind": "person"}, {"name": place[li], "kind": "place"}]
-        parts += [*p2parts, f"P:{place[0]}"]
-        relation = (p, "met" if tpl == 0 else "owes", p2)
-    if tpl in (1, 5):
-        ents.append({"name": stock[0], "kind": "stock", "aliases": [stock[1], stock[2]]})
-        parts.append(f"K:{stock[0]}")
-        if tpl == 1:
-            relation = (p, "holds", stock[0])
-    if tpl == 2:
-        ents.append({"name": place[li], "kind": "place"})
-        parts += [f"P:{place[0]}", f"D:{food[0]}", f"H:{hobby[0]}"]
-        relation = (p, "lives_near", place[li])
-    if tpl == 3:
-        ents.append({"name": org, "kind": "org"})
-        parts.append(f"O:{org}")
-        relation = (p, "works_at", org)
-    if tpl in (0, 1, 3, 5):
-        parts.append(f"X:{topic[0]}")
-    return {"content": content, "tags": [*TAGS[tpl], "zh" if zh else "en"], "entities": ents,
-            "source": SOURCES[tpl], "importance": round(rng.uniform(0.2, 0.9), 2), "relation": relation,
-            "parts": parts, "lang": "zh" if zh else "en"}
 
 
-def make_queries(k: int, n_chunks: int, seed: int) -> list[str]:
-    """K recall queries over the corpus vocabulary: questions, names, codes, 2-character Chinese words."""
-    rng = random.Random(seed + 7)
-    out = []
-    for j in range(k):
-        kind = j % 12
-        zh = kind >= 7
-        p, _ = _person(rng, zh)
-        place, topic, stock = rng.choice(PLACES), rng.choice(TOPICS), rng.choice(STOCKS)
-        org = rng.choice(ORGS_ZH if zh else ORGS_EN)
-        i = rng.randrange(max(1, n_chunks))
-        q = [
-            f"Where did {p} meet people to discuss the {topic[0]}?",
-            f"How many {stock[2]} shares does {p} hold?",
-            f"What food does {p} like?",
-            f"Who works at {org}?",
-            f"{stock[0]} price drop",
-            f"{REF_PREFIX[i % len(REF_PREFIX)]}{i:07d}",
-            place[0],
-            f"{p}在哪里讨论了{topic[1]}？",
-            f"{p}买了哪只股票",
-            place[1] if len(place[1]) == 2 else "茅台",
-            f"{p}喜欢吃什么",
-            f"谁负责{topic[1]}",
-        ][kind]
-        out.append(q)
-    return out
+
 
 
 # ---------------------------------------------------------------- measuring helpers
 
 
-def distinct_queries(k: int, sets: int, n_chunks: int, seed: int, exclude: Iterable[str] = ()) -> list[list[str]]:
-    """`sets` lists of K questions, no question twice in or across them nor in `exclude`: the daemon's
-    passes each ask new questions, so no cache keyed by a question's text (the per-text caches of rerank
-    and relevance) is warm for them. make_queries repeats some kinds (a place name, a stock's price)."""
-    seen = set(exclude)
-    out: list[str] = []
-    for batch in range(1, 100):
-        for q in make_queries(k * sets * 2, n_chunks, seed + 1000 * batch):
-            if q not in seen:
-                seen.add(q)
-                out.append(q)
-        if len(out) >= k * sets:
-            break
-    return [out[i * k : (i + 1) * k] for i in range(sets)]
 
 
-def pct(values: list[float]) -> dict[str, Any]:
-    """p50/p95/p99/min/max/mean/stdev in ms (nearest-rank percentiles)."""
-    if not values:
-        return {"count": 0}
-    s = sorted(values)
-
-    def q(p: float) -> float:
-        return round(s[min(len(s) - 1, max(0, math.ceil(p * len(s)) - 1))], 3)
-
-    return {"count": len(s), "p50_ms": q(0.50), "p95_ms": q(0.95), "p99_ms": q(0.99), "min_ms": round(s[0], 3),
-            "max_ms": round(s[-1], 3), "mean_ms": round(statistics.fmean(s), 3),
-            "stdev_ms": round(statistics.stdev(s), 3) if len(s) > 1 else 0.0}
 
 
-def rss_mb(pid: int | str = "self") -> float | None:
-    """Resident set size from /proc (Linux); None elsewhere."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        return None
-    return None
 
 
-def index_maps_mb(pid: int | str) -> tuple[float, float] | None:
-    """(mapped, resident) MB of the approximate index files a process maps (/proc smaps, Linux): the usearch
-    files and their sorted keys (store/ann.py); None elsewhere. Issue 15 bounds the daemon's RSS by 200 MB
-    plus the index's mapped size."""
-    mapped = resident = 0
-    current = False
-    try:
-        with open(f"/proc/{pid}/smaps", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                head = line.split(maxsplit=1)[0]
-                if not head.endswith(":"):  # a mapping's first line: address range ... [path]
-                    path = line.rstrip()
-                    current = ".ann/" in path and path.endswith((".usearch", ".keys"))
-                elif current and head == "Size:":
-                    mapped += int(line.split()[1])
-                elif current and head == "Rss:":
-                    resident += int(line.split()[1])
-    except OSError:
-        return None
-    return round(mapped / 1024, 1), round(resident / 1024, 1)
 
 
 def machine() -> dict[str, Any]:
@@ -312,43 +136,8 @@ def seed_model(mem: Any, n: int, seed: int, progress: bool) -> dict[str, Any]:
             "remember_phase_s": round(t_acked - t0, 2), "remember_ack_during_import": pct(acks)}
 
 
-def component_vectors(embedder: Any) -> dict[str, np.ndarray]:
-    """Real model embeddings of every part a synthetic vector is composed of (a few hundred strings)."""
-    names: dict[str, str] = {}
-    for k, tpl in enumerate(EN_TEMPLATES):
-        names[f"T:en{k}"] = tpl.replace("{", "").replace("}", "")
-    for k, tpl in enumerate(ZH_TEMPLATES):
-        names[f"T:zh{k}"] = tpl.replace("{", "").replace("}", "")
-    names.update({f"F:{x}": x for x in EN_FIRST})
-    names.update({f"L:{x}": x for x in EN_LAST})
-    names.update({f"S:{x}": x + "先生" for x in ZH_SUR})
-    names.update({f"G:{x}": x for x in ZH_GIVEN})
-    names.update({f"P:{en}": f"{en} {zh}" for en, zh in PLACES})
-    names.update({f"X:{en}": f"{en} {zh}" for en, zh in TOPICS})
-    names.update({f"K:{c}": f"{c} {zh} {en} stock" for c, zh, en in STOCKS})
-    names.update({f"D:{en}": f"{en} {zh}" for en, zh in FOODS})
-    names.update({f"H:{en}": f"{en} {zh}" for en, zh in HOBBIES})
-    names.update({f"O:{o}": o for o in ORGS_EN + ORGS_ZH})
-    keys = list(names)
-    vecs = embedder.embed_passages([names[k] for k in keys])
-    return dict(zip(keys, np.asarray(vecs, dtype=np.float32), strict=True))
 
 
-def synth_vectors(items: list[dict[str, Any]], comps: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
-    """Unit vectors composed from real component embeddings plus noise: clustered and anisotropic
-    like real e5 vectors, without running the model per chunk."""
-    dim = next(iter(comps.values())).shape[0]
-    out = np.empty((len(items), dim), dtype=np.float32)
-    for j, it in enumerate(items):
-        parts = it["parts"]
-        v = comps[parts[0]] * 1.0
-        for p in parts[1:]:
-            v = v + 0.6 * comps[p]
-        out[j] = v
-    out += rng.standard_normal(out.shape).astype(np.float32) * (0.35 / math.sqrt(dim)) * np.linalg.norm(
-        out, axis=1, keepdims=True)
-    out /= np.linalg.norm(out, axis=1, keepdims=True)
-    return out
 
 
 def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 2000) -> dict[str, Any]:
@@ -491,105 +280,10 @@ def probe_start(db_path: Path, queries: list[str], home: Path) -> dict[str, Any]
 # ---------------------------------------------------------------- daemon round trip
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
-async def _mcp_recalls(url: str, transport: str, queries: list[str],
-                       lanes: list[str] | None = None) -> tuple[list[float], list[float]]:
-    """Round trips of memory_recall (all lanes, or `lanes`) and of an MCP ping, on one session; the first
-    WARMUP questions warm the session up and are not timed."""
-    from mcp.client.session import ClientSession
-
-    if transport == "sse":
-        from mcp.client.sse import sse_client
-
-        ctx = sse_client(url)
-    else:
-        from mcp.client.streamable_http import streamable_http_client
-
-        ctx = streamable_http_client(url)
-    times, pings = [], []
-    extra = {"lanes": lanes} if lanes else {}
-    async with ctx as streams:
-        async with ClientSession(streams[0], streams[1]) as session:
-            await session.initialize()
-            for q in queries[:WARMUP]:
-                await session.call_tool("memory_recall", {"query": q, "namespace": NS, **extra})
-            for q in queries[WARMUP:]:
-                t0 = time.perf_counter()
-                res = await session.call_tool("memory_recall", {"query": q, "namespace": NS, **extra})
-                times.append((time.perf_counter() - t0) * 1000)
-                if res.is_error:
-                    raise RuntimeError(f"memory_recall failed over {transport}: {res.content}")
-                t0 = time.perf_counter()
-                await session.send_ping()  # the protocol's own floor: one round trip, no work
-                pings.append((time.perf_counter() - t0) * 1000)
-    return times, pings
 
 
-def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]]) -> dict[str, Any]:
-    """Start the daemon on `db_path`, then recall over SSE, Streamable HTTP, and Streamable HTTP with the
-    vector lane alone, each pass with its own questions (`queries`, keyed "sse", "http", "vector")."""
-    server = ROOT / "mcp_server.py"
-    if not server.exists():
-        return {"skipped": t("bench.daemon_missing", path=str(server))}
-    import httpx
-
-    port = free_port()
-    env = {**os.environ, "HOME": str(home), "MEMLANE_QUERY_CACHE_SIZE": "0", "MEMLANE_PORT": str(port),
-           "MEMLANE_HOST": "127.0.0.1", "MEMLANE_DB_PATH": str(db_path)}
-    env.pop("MEMLANE_AUTH_TOKEN", None)
-    started = time.time()
-    proc = subprocess.Popen([sys.executable, str(server), "--db", str(db_path), "--port", str(port)],
-                            cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    out: dict[str, Any] = {}
-    try:
-        base = f"http://127.0.0.1:{port}"
-        ready = None
-        deadline = time.time() + 120
-        while time.time() < deadline and proc.poll() is None:
-            try:
-                if httpx.get(base + "/health", timeout=1.0).status_code == 200:
-                    ready = time.time()
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.02)
-        if ready is None:
-            err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace")[-1500:] if proc.poll() is not None else ""
-            return {"skipped": t("bench.daemon_unready", detail=err or "timeout")}
-        out["start_to_ready_s"] = round(ready - started, 3)
-        time.sleep(0.5)
-        out["rss_idle_mb"] = rss_mb(proc.pid)
-        for transport, path, key in (("sse", "/sse", "sse"), ("streamable_http", "/mcp", "http")):
-            times, pings = asyncio.run(_mcp_recalls(base + path, key, queries[key]))
-            out[transport] = pct(times)
-            out[f"{transport}_ping"] = pct(pings)
-        times, _ = asyncio.run(_mcp_recalls(base + "/mcp", "http", queries["vector"], lanes=["vector"]))
-        out["streamable_http_vector_only"] = pct(times)
-        out["rss_busy_mb"] = rss_mb(proc.pid)  # right after the last recall
-        time.sleep(2.5)  # the daemon trims its heap once idle for a second (heaptrim.py)
-        out["rss_after_mb"] = rss_mb(proc.pid)
-        maps = index_maps_mb(proc.pid)
-        if maps is not None and out["rss_after_mb"] is not None:
-            out["index_mapped_mb"], out["index_resident_mb"] = maps
-            out["rss_after_without_index_mb"] = round(out["rss_after_mb"] - maps[1], 1)
-        return out
-    except Exception as exc:  # report what failed instead of hiding it; the rest of the run stands
-        while getattr(exc, "exceptions", None):  # anyio wraps the real error in an exception group
-            exc = exc.exceptions[0]  # type: ignore[attr-defined]
-        out["error"] = t("bench.daemon_failed", detail=f"{type(exc).__name__}: {exc}"[:500])
-        return out
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 # ---------------------------------------------------------------- main run
@@ -1167,9 +861,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     # A SIGTERM must still run the cleanup below (the default handler would skip `finally`).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if args.engine:  # the vector lane on each engine, synthetic vectors (commands/bench_engines.py)
-        from devtools import bench_engines
-
+    if args.engine:  # the vector lane on each engine, synthetic vectors (devtools/bench_engines.py)
         top = 1000 if "postgres" in args.engine else 10_000
         if any(not 1 <= ef <= top for ef in args.ef_search or []):
             print(t("bench.bad_ef_search", top=top), file=sys.stderr)

