@@ -36,7 +36,7 @@ class Config:
     """Every knob memlane has. The TOML key is the field name; the env var is MEMLANE_ + upper name."""
 
     db_path: Path = Path("~/.memlane/memory.db")
-    # A postgresql:// URL selects the PostgreSQL engine (store/postgres.py); empty: the SQLite file db_path.
+    # A postgresql:// URL selects the PostgreSQL engine (store/postgres/engine.py); empty: the SQLite file db_path.
     # A db_path (or --db) given as such a URL lands here too.
     db_url: str = ""
     embed_lease_s: int = 60  # PostgreSQL: a daemon's claim on queued chunks; after it others may take them

@@ -249,7 +249,7 @@ class FastEmbedEmbedder:
 
     def __init__(self, model: str, model_path: Path | None = None, dim: int = 0, cache_dir: Path | None = None) -> None:
         if "usearch.compiled" in sys.modules and "onnxruntime" not in sys.modules:
-            # onnxruntime loaded after usearch's native module crashes the process (store/ann.py).
+            # onnxruntime loaded after usearch's native module crashes the process (store/sqlite/ann.py).
             raise Unavailable("embed.after_index", model=model or str(model_path or "fastembed"))
         try:
             from fastembed import TextEmbedding

@@ -1,7 +1,7 @@
 """The memlane front door: `Memory`, one store over one database.
 
 `Memory` validates every argument, runs the embedding worker, and delegates: storage to a store
-(store/protocol.py; SQLite in store/sqlite.py) and ranking to the recall wing (recall/). Its public
+(store/protocol.py; SQLite in store/sqlite/engine.py) and ranking to the recall wing (recall/). Its public
 methods mirror the MCP tools one to one (see docs/CONTRACT.md).
 """
 
@@ -36,7 +36,7 @@ from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
 from store import locate, open_store
 from store.protocol import NewChunk, chunk_filter
-from store.sqlite_db import SCHEMA_VERSION, connect, migrate
+from store.sqlite.db import SCHEMA_VERSION, connect, migrate
 from store.util import content_hash, escape_like, fts_quote, new_id, predicate_key
 
 __version__ = "0.1.0"

@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _export_pg(cfg: Any, args: Any, ns: str | None) -> int:
     """The same export from PostgreSQL, in one repeatable-read snapshot."""
-    from store.postgres import PgStore
-    from store.postgres_db import connect_once
+    from store.postgres.db import connect_once
+    from store.postgres.engine import PgStore
 
     conn = connect_once(cfg.db_url)
     try:  # an export reads an existing memlane database; it never creates one

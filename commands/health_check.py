@@ -197,7 +197,7 @@ def pg_facts(url: str, label: str, now: datetime, timeout: float) -> dict[str, A
     """The same facts from PostgreSQL, on one read-only connection (no migration, no pool)."""
     import psycopg
 
-    from store.postgres_db import SCHEMA_VERSION, VERSION_TABLE, Handle, check_pgvector, connect_once, db_error
+    from store.postgres.db import SCHEMA_VERSION, VERSION_TABLE, Handle, check_pgvector, connect_once, db_error
 
     facts: dict[str, Any] = {"path": label, "engine": "postgres", "shared_files": [], "wal_bytes": 0,
                              "wal_frames": None, "wal_backfilled": None}

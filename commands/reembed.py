@@ -29,8 +29,8 @@ from contract.validate import now_iso
 from embedder import make_embedder
 from i18n_messages import detect_lang, normalize_lang, t
 from memory import Memory
-from store import derived
-from store.derived import vec_tables  # noqa: F401 - the vec0 tables, for callers and tests
+from store.sqlite import derived
+from store.sqlite.derived import vec_tables  # noqa: F401 - the vec0 tables, for callers and tests
 
 MAX_FAILED_BATCHES = 3  # consecutive embedder failures before giving up (the queue keeps the rest)
 
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None, environ: dict[str, str] | None = None) -
         if cfg.lang and not args.lang:
             lang = cfg.lang
         if cfg.db_url:  # PostgreSQL (MEMLANE_DB_URL, or --db given a URL): never fall back to the default file
-            from store.postgres_db import other_sessions
+            from store.postgres.db import other_sessions
 
             others = other_sessions(cfg.db_url)
             if others:

@@ -55,8 +55,9 @@ def _check_pg(url: str, label: str, apply: bool) -> tuple[Any, dict[str, int] | 
     import psycopg
 
     from contract import validate
-    from store import maintenance, pg_derived
-    from store.postgres_db import Handle, connect_once, db_error
+    from store import maintenance
+    from store.postgres import derived as pg_derived
+    from store.postgres.db import Handle, connect_once, db_error
 
     conn = connect_once(url)
     try:

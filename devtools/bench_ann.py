@@ -5,7 +5,7 @@
 For each size N, a fresh store under a temp folder gets the first N vectors (from `--from-db`'s
 chunk_vec_f32, else clustered random ones), through the real write path of vectors
 (store.write_vectors). It then times store.nearest with the exact scan and with the approximate index
-(store/ann.py) on the same query vectors, reports the index build time and file size, and the
+(store/sqlite/ann.py) on the same query vectors, reports the index build time and file size, and the
 recall@10 of the index against the exact scan. Timings depend on the machine's load: compare the two
 columns of one run.
 """
@@ -26,7 +26,7 @@ from commands._common import argument_parser
 from i18n_messages import t
 from store import search_index as si
 from store.protocol import Filter, NewChunk, QueuedChunk
-from store.sqlite import SqliteStore
+from store.sqlite.engine import SqliteStore
 
 NS = "bench"
 

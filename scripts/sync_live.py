@@ -30,7 +30,10 @@ import _alias  # noqa: F401 - puts the checkout's root on sys.path
 from i18n_messages import t
 
 SYNC_SUFFIXES = (".py", ".sql", ".sh")
-SYNC_DIRS = ("scripts", "api", "commands", "store", "recall")  # besides the top level; mapped to the same relative place
+# Besides the top level; mapped to the same relative place.
+SYNC_DIRS = ("scripts", "api", "commands", "store", "recall", "lang", "contract", "ingest", "server", "devtools")
+# What the daemon never imports: changing these needs no restart.
+NOT_DAEMON = ("scripts", "api", "commands", "devtools")
 SYNC_NAMES = ("memlane",)  # top-level files without a suffix: the command-line launcher
 BACKUP_DIR = ".sync-backups"
 KEEP_BACKUPS = 5
@@ -60,13 +63,13 @@ class SyncResult:
 
     @property
     def restart_needed(self) -> list[str]:
-        """Top-level modules the daemon imports at start: changing one needs a restart."""
-        return [p for p in self.copied if "/" not in p and p.endswith((".py", ".sql"))]
+        """Modules the daemon imports at start: changing one needs a restart."""
+        return [p for p in self.copied if p.endswith((".py", ".sql")) and p.split("/", 1)[0] not in NOT_DAEMON]
 
 
 def is_syncable(path: str) -> bool:
-    """True for code the live installation runs: .py/.sql/.sh at the top level, in scripts/, api/ or
-    commands/, and the ./memlane launcher."""
+    """True for code the live installation runs: .py/.sql/.sh at the top level or in one of SYNC_DIRS,
+    and the ./memlane launcher."""
     p = PurePosixPath(path)
     if path in SYNC_NAMES:
         return True

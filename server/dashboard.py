@@ -3,7 +3,7 @@
 The daemon mounts it with `routes += Dashboard(memory, config, token=token).routes()`. Writes go through
 Memory's public methods (update, forget, rename_namespace); the read views that have no Memory method
 (a memory's facts and relations, health series, namespace counts) are the store's public listings
-(store/sqlite_browse.py), and the export is Memory's portable JSONL. Every list is bounded and paginated.
+(store/browse.py), and the export is Memory's portable JSONL. Every list is bounded and paginated.
 
 Auth: with a token set, every /ui path but /ui/login needs the bearer token or a session cookie. The
 cookie is an HMAC under a key derived from the token and a random epoch kept beside the database

@@ -28,11 +28,11 @@ def locate(db_path: str | Path | None, cfg: Any) -> tuple[str, Path | str, Path 
 def open_store(engine: str, target: Path | str, embedder: Any, cfg: Any) -> Any:
     """The engine's store over `target`, migrated to the current schema."""
     if engine == "postgres":
-        from store.postgres import PgStore  # psycopg is imported only when PostgreSQL is used
+        from store.postgres.engine import PgStore  # psycopg is imported only when PostgreSQL is used
 
         return PgStore(str(target), embedder.dim, model=embedder.model, lease_s=cfg.embed_lease_s,
                        ef_search=cfg.pg_ef_search)
-    from store.sqlite import SqliteStore
+    from store.sqlite.engine import SqliteStore
 
     return SqliteStore(target, embedder.dim, model=embedder.model, cache_mib=cfg.sqlite_cache_mib,
                        ef_search=cfg.ann_ef_search)

@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 from contract.errors import InvalidArgument, Unavailable
 from server import private
-from store import derived
-from store.sqlite_db import connect
+from store.sqlite import derived
+from store.sqlite.db import connect
 
 BACKUP_GLOB = "{stem}-*.db"
 _VEC_DIM = re.compile(r"float\[(\d+)\]")
@@ -200,7 +200,7 @@ def table_dim(db: Any, table: str = "chunk_vec") -> int:
 
 def check_vectors(db: Any, engine: Any = derived) -> VectorReport:
     """Compare chunk_vec with chunks and the embedding queue. `engine` is the store's derived-rows
-    module (`store.DERIVED`): store/derived.py for SQLite, store/pg_derived.py for PostgreSQL.
+    module (`store.DERIVED`): store/sqlite/derived.py for SQLite, store/postgres/derived.py for PostgreSQL.
 
     The invariant (every version keeps its vector, closed ones too, for as_of recall): each chunk has
     exactly one vector or is queued; each vector belongs to a chunk, has the model's dimension, its

@@ -129,7 +129,7 @@ class _Importer:
     def __init__(self, store: Any, dim: int, model: str) -> None:
         self.atomic = store.atomic
         self.store = store
-        self.derived = store.DERIVED  # the engine's owner of derived rows (store/derived.py, store/pg_derived.py)
+        self.derived = store.DERIVED  # the engine's owner of derived rows (store/sqlite/derived.py, store/postgres/derived.py)
         self.dim = dim
         self.model = model
         self.header: dict[str, Any] | None = None

@@ -1,7 +1,7 @@
 """Index helpers that keep recall fast as a namespace grows: CJK bigrams, the FTS top-k, and the size
-from which the vector lane uses the approximate index (store/ann.py).
+from which the vector lane uses the approximate index (store/sqlite/ann.py).
 
-store/derived.py writes the rows (schema.sql owns the tables); these functions only build the values
+store/sqlite/derived.py writes the rows (schema.sql owns the tables); these functions only build the values
 it stores and run the two read queries whose shape matters for speed. Measured in docs/BENCHMARKS.md.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]+")
 
 # From this many live chunks in a namespace the vector lane searches its approximate index
-# (store/ann.py, usearch HNSW) instead of the exact vec0 scan; measured in docs/BENCHMARKS.md.
+# (store/sqlite/ann.py, usearch HNSW) instead of the exact vec0 scan; measured in docs/BENCHMARKS.md.
 ANN_MIN_CHUNKS = 5_000  # `memlane bench ann`: 7x faster than vec0 at 5k, recall@10 0.986 (docs/BENCHMARKS.md)
 # With filters beyond namespace and liveness, the index is asked for this many times k, then filtered.
 ANN_OVERSAMPLE = 4

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from contract.errors import Conflict, NotFound
-from store.derived import CONTEXT_THREADS
 from store.protocol import Filter, NewChunk, ThreadView
+from store.sqlite.derived import CONTEXT_THREADS
 from store.util import content_hash, new_id, predicate_key
 
 LIVE_COUNT_EXACT_BELOW = 20_000  # larger namespaces reuse a live-chunk count for up to 30 s

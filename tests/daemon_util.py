@@ -78,12 +78,12 @@ class Daemon:
     def open_db(self) -> Any:
         """A connection to the daemon's database taking memlane's `?` SQL (sqlite3-style execute), on either engine."""
         if not self.db_url:
-            from store.sqlite_db import connect
+            from store.sqlite.db import connect
 
             return connect(self.db_path)
         import psycopg
 
-        from store.postgres_db import Handle
+        from store.postgres.db import Handle
 
         conn = psycopg.connect(self.db_url, autocommit=True)
         handle = Handle(conn)

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import embedder  # noqa: E402
-import store.sqlite as sqlite_store  # noqa: E402
+import store.sqlite.engine as sqlite_store  # noqa: E402
 
 extra = os.environ.get("RELIABILITY_EXTRA_PAGES")
 if extra:

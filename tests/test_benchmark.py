@@ -104,7 +104,7 @@ def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:
 
 
 def test_engine_bench_sweeps_the_search_beam_on_one_sqlite_index(tmp_path: Path) -> None:
-    from store import ann
+    from store.sqlite import ann
 
     work, out = tmp_path / "work", tmp_path / "engines.json"
     work.mkdir()

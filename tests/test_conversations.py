@@ -118,7 +118,7 @@ def test_thread_rules_pure() -> None:
 def _vecs(mem: Memory, table: str, ids: list[str]) -> dict[str, np.ndarray]:
     """The vectors of `ids` in `table`: chunk_ctx_vec, or chunk_vec_f32 for the own vectors (on
     PostgreSQL chunk_vec, the one own-vector table)."""
-    from store.pg_derived import as_vector
+    from store.postgres.derived import as_vector
 
     db = mem.store.reader()
     col = "seq" if table == "chunk_vec_f32" else _key(mem)
@@ -264,7 +264,7 @@ def test_repair_finds_and_fixes_context_vector_drift(db_target: Any, cfg: Any, e
             conn.execute("update chunk_ctx_vec set live = false where seq = %s", (seq[ids[2]],))
             conn.execute("update chunk_ctx_vec set namespace = 'other' where seq = %s", (seq[ids[3]],))
     else:
-        from store.sqlite_db import connect
+        from store.sqlite.db import connect
 
         conn = connect(db_target)
         conn.execute("delete from chunk_ctx_vec where rowid = ?", (seq[ids[1]],))

@@ -1,6 +1,6 @@
-"""store/derived.py owns every derived row: regressions for the three drifts of 0.1.0.
+"""store/sqlite/derived.py owns every derived row: regressions for the three drifts of 0.1.0.
 
-Each test lowers the size threshold so that the vector lane takes the approximate index (store/ann.py,
+Each test lowers the size threshold so that the vector lane takes the approximate index (store/sqlite/ann.py,
 built from chunk_vec_f32 and fed by derived's notes), the path a drifted copy of the fan-out would miss.
 """
 

@@ -1,10 +1,10 @@
-"""store/gencache.py: values kept for one data generation, bounded."""
+"""store/sqlite/gencache.py: values kept for one data generation, bounded."""
 
 from __future__ import annotations
 
 import pytest
 
-from store.gencache import GenerationCache
+from store.sqlite.gencache import GenerationCache
 
 
 def test_values_are_computed_once_per_generation_and_again_after_it_moves() -> None:

@@ -313,7 +313,9 @@ def test_pre_commit_without_linters_says_so_and_lets_the_commit_through(repo: Re
     ("tests/test_x.py", False), ("api/tests/test_c.py", False), ("scripts/test_x.py", False),
     ("conftest.py", False), ("docs/x.py", False), (".githooks/x.sh", False), ("dashboard/app.py", False),
     ("cli.py", True), ("commands/backup.py", True), ("commands/tests/test_x.py", False), ("memlane", True),
-    ("scripts/memlane", False), ("Makefile", False), ("store/sqlite.py", True), ("recall/lanes.py", True),
+    ("scripts/memlane", False), ("Makefile", False), ("store/sqlite/engine.py", True), ("recall/lanes.py", True),
+    ("lang/crosslingual.py", True), ("contract/errors.py", True), ("ingest/threads.py", True),
+    ("server/dashboard.py", True), ("devtools/benchmark.py", True),
 ])
 def test_is_syncable(path: str, expected: bool) -> None:
     assert sync_live.is_syncable(path) is expected

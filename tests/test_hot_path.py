@@ -61,7 +61,7 @@ def test_a_brief_recall_reads_no_thread_neighbours_and_shows_what_full_shows(mem
 
 
 def test_entity_counts_are_counted_once_per_write_of_any_connection(mem: Memory, tmp_path) -> None:
-    from store.sqlite import SqliteStore
+    from store.sqlite.engine import SqliteStore
 
     store = mem.store
     mem.remember("Bob met Alice in Berlin.", namespace="n", entities=[{"name": "Alice", "kind": "person"}])
@@ -98,7 +98,7 @@ def test_entity_counts_are_counted_once_per_write_of_any_connection(mem: Memory,
 
 
 def test_term_stats_match_the_index_on_either_path_and_follow_writes(mem: Memory, monkeypatch) -> None:
-    import store.sqlite as sq
+    import store.sqlite.engine as sq
     from store.util import fts_quote
 
     store = mem.store

@@ -61,7 +61,7 @@ def test_a_wrong_password_is_a_typed_error_without_the_password(tmp_path: Path, 
 
 
 def test_the_search_beam_comes_from_config(tmp_path: Path, pg_url: str, e5) -> None:
-    import store.postgres as sp
+    import store.postgres.engine as sp
 
     with Memory(pg_url, config=load_config({"HOME": str(tmp_path)}), embedder=e5) as m:
         assert m.store.ef_search == sp.EF_SEARCH_MIN
@@ -108,7 +108,7 @@ def test_init_creates_then_reports_current_on_postgres(tmp_path: Path, pg_url: s
     assert first.returncode == 0, first.stderr
     again = run_cli("init", "--db", pg_url, home=tmp_path, lang=lang)
     assert again.returncode == 0, again.stderr
-    from store.postgres_db import SCHEMA_VERSION
+    from store.postgres.db import SCHEMA_VERSION
 
     word_new, word_same = ("created", "nothing to do") if lang == "en" else ("已创建", "无需操作")
     assert word_new in first.stdout and f"{SCHEMA_VERSION}" in first.stdout and ":***@" in first.stdout
@@ -170,7 +170,7 @@ def test_repair_finds_and_fixes_vector_drift_on_postgres(tmp_path: Path, pg_url:
 
 def test_a_new_dimension_recreates_the_postgres_vector_column_and_index(pg_url: str, cfg, e5) -> None:
     from contract.validate import now_iso
-    from store import pg_derived
+    from store.postgres import derived as pg_derived
 
     with Memory(pg_url, config=cfg, embedder=e5, start_worker=False) as m:
         m.remember("Alice moved to Berlin")

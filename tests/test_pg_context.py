@@ -115,7 +115,7 @@ def test_migration_4_queues_the_windows_and_grounds_the_dates_of_an_existing_dat
     import psycopg
     from conftest import new_database
 
-    from store import postgres_db
+    from store.postgres import db as postgres_db
 
     with monkeypatch.context() as mp:  # a database as version 3 left it
         mp.setattr(postgres_db, "MIGRATIONS", postgres_db.MIGRATIONS[:3])
@@ -146,7 +146,7 @@ def test_migration_4_queues_the_windows_and_grounds_the_dates_of_an_existing_dat
 
 def test_a_new_dimension_recreates_the_context_vector_column_and_index(pg_url: str, cfg: Any, e5: Any) -> None:
     from contract.validate import now_iso
-    from store import pg_derived
+    from store.postgres import derived as pg_derived
 
     with Memory(pg_url, config=cfg, embedder=e5, start_worker=False) as m:
         for i in range(2):

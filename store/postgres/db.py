@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from contract.errors import MemlaneError, Unavailable
-from store import pg_derived
-from store.pg_derived import TS_CONFIG, hnsw_index_sql
+from store.postgres import derived as pg_derived
+from store.postgres.derived import TS_CONFIG, hnsw_index_sql
 from store.util import redact_text, redact_url
 
 MIN_PGVECTOR = (0, 8, 0)  # iterative index scans (hnsw.iterative_scan) keep filtered recall
@@ -205,7 +205,7 @@ _T = 'text collate "C"'  # byte order, as SQLite's BINARY: keyset pages and expo
 
 
 def _baseline(dim: int) -> list[str]:
-    """Version 1: the tables of schema.sql, with PostgreSQL's own derived rows (store/pg_derived.py)."""
+    """Version 1: the tables of schema.sql, with PostgreSQL's own derived rows (store/postgres/derived.py)."""
     d = int(dim)
     return [
         "create extension if not exists vector",

@@ -2,7 +2,7 @@
 
 A chunk row in `chunks` fans out into full-text rows (`chunks_fts`, `chunks_tri`, `chunks_bi`, and
 `chunks_when` for the dates its relative times resolve to), vectors (`chunk_vec` for the exact scan,
-`chunk_vec_f32` that the approximate index files of store/ann.py are built from, each change noted
+`chunk_vec_f32` that the approximate index files of store/sqlite/ann.py are built from, each change noted
 for them; `chunk_ctx_vec` for the memory with its thread neighbours) and, until its vectors exist, an
 `embed_queue` row and a `ctx_queue` row. Every write, close, move and repair of those rows is a
 function here, called inside the caller's write transaction. 0.1.0 had four copies of this fan-out,
@@ -16,8 +16,8 @@ from typing import Any
 
 from contract.errors import Unavailable
 from lang import timeground
-from store import ann
 from store import search_index as si
+from store.sqlite import ann
 
 OWN_VEC_TABLES = ("chunk_vec",)  # vec0 tables of a chunk's own vector
 VEC_TABLES = (*OWN_VEC_TABLES, "chunk_ctx_vec")  # vec0 tables with namespace and live columns
@@ -26,7 +26,7 @@ VEC_TABLES = (*OWN_VEC_TABLES, "chunk_ctx_vec")  # vec0 tables with namespace an
 CONTEXT_BEFORE, CONTEXT_AFTER = 1, 1
 CONTEXT_THREADS = ("client", "session")  # threads.ASSERTED: only threads something asserts
 # The chunks that get a context vector (bind CONTEXT_THREADS after it), and how a queued window is re-queued
-# (plain SQL both engines run; store/pg_derived.py adds its claim columns to the re-queue).
+# (plain SQL both engines run; store/postgres/derived.py adds its claim columns to the re-queue).
 CTX_ELIGIBLE = f"kind = 'memory' and valid_until is null and thread_by in ({','.join('?' * len(CONTEXT_THREADS))})"
 CTX_REQUEUE = "on conflict(chunk_seq) do update set gen = ctx_queue.gen + 1, attempts = 0, last_error = null"
 _DIM = re.compile(r"\[\s*(\d+)\s*\]")  # a vector column's dimension in its create statement
@@ -189,7 +189,7 @@ def enqueue_context(db: Any, seqs: list[int], now: str, requeue: str = CTX_REQUE
     """Queue the context windows that contain one of `seqs` (and their own) for embedding, after a memory
     was written, or a neighbour closed or updated. A window already queued gets a new `gen`, so a batch
     that was embedding its old text does not dequeue it. Bounded: 1 + BEFORE + AFTER windows per seq.
-    `requeue` is the engine's upsert clause (store/pg_derived.py also drops a claim)."""
+    `requeue` is the engine's upsert clause (store/postgres/derived.py also drops a claim)."""
     affected = context_affected(db, seqs)
     if not affected:
         return 0

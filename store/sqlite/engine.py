@@ -2,7 +2,7 @@
 
 One writer connection behind a lock, one reader per thread (WAL lets them run beside the writer).
 The SQL of every lane, write and listing lives here, as plain lowercase strings beside the code that
-runs it; derived rows go through store/derived.py only.
+runs it; derived rows go through store/sqlite/derived.py only.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 
 from contract.errors import MemlaneError, Unavailable
-from store import ann, derived
 from store import search_index as si
-from store.gencache import GenerationCache
+from store.browse import Browse
 from store.protocol import Filter, Neighbours, QueuedChunk
 from store.shared import LIVE_COUNT_EXACT_BELOW, SharedSql, _chunks_of, _marks
-from store.sqlite_browse import SqliteBrowse
-from store.sqlite_db import CACHE_KIB, connect, migrate, sql_error
+from store.sqlite import ann, derived
+from store.sqlite.db import CACHE_KIB, connect, migrate, sql_error
+from store.sqlite.gencache import GenerationCache
 from store.util import escape_like, fts_quote, new_id
 
 log = logging.getLogger("memlane")
@@ -44,7 +44,7 @@ HAS_SCAN_MAX = 1000  # term_stats reads a word's whole posting list up to this d
 FTS_TABLES = {"latin": "chunks_fts", "cjk": "chunks_tri", "when": "chunks_when"}  # identifiers from constants only
 
 
-class SqliteStore(SharedSql, SqliteBrowse):
+class SqliteStore(SharedSql, Browse):
     """The SQLite engine. Thread-safe; one instance per process per file."""
 
     DERIVED = derived
@@ -85,7 +85,7 @@ class SqliteStore(SharedSql, SqliteBrowse):
         except BaseException:
             self._writer.close()
             raise
-        self._writer.vector_log = []  # vector changes of the open transaction (store/derived.py notes them)
+        self._writer.vector_log = []  # vector changes of the open transaction (store/sqlite/derived.py notes them)
         self.ann = ann.AnnIndexes(self.path, self.dim, self.reader)
         if ef_search:
             self.ann.set_expansion_search(ef_search)
@@ -214,7 +214,7 @@ class SqliteStore(SharedSql, SqliteBrowse):
                                          list(keys)).fetchall())
 
     def put_vector(self, tx: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes) -> None:
-        """An imported vector (portable.py), written by store/derived.py."""
+        """An imported vector (portable.py), written by store/sqlite/derived.py."""
         derived.write_vector(tx, seq, namespace, live, lang, vec)
 
     def set_meta(self, tx: Any, values: dict[str, str]) -> None:
@@ -282,7 +282,7 @@ class SqliteStore(SharedSql, SqliteBrowse):
 
     def nearest(self, flt: Filter, qv: np.ndarray, k: int, depth: int | None = None) -> Neighbours:
         """The exact vec0 KNN, or from ANN_MIN_CHUNKS live chunks the namespace's approximate index
-        (store/ann.py), its hits checked against `chunks`; exact again when too few pass the filter."""
+        (store/sqlite/ann.py), its hits checked against `chunks`; exact again when too few pass the filter."""
         db = self.reader()
         if flt.live_only and self._live_count(db, flt.namespace, exact_below=0) >= si.ANN_MIN_CHUNKS:
             found = self.ann.search(flt.namespace, qv, k * si.ANN_OVERSAMPLE if flt.narrowed else k + 32)
@@ -480,7 +480,7 @@ class SqliteStore(SharedSql, SqliteBrowse):
 
     def nearest_context(self, flt: Filter, qv: np.ndarray, k: int) -> list[int]:
         """The nearest context vectors: from ANN_MIN_CHUNKS live chunks through the namespace's context
-        index (store/ann.py), its hits checked against `chunks`, else (or when too few pass) vec0's KNN."""
+        index (store/sqlite/ann.py), its hits checked against `chunks`, else (or when too few pass) vec0's KNN."""
         db = self.reader()
         if flt.live_only and self._live_count(db, flt.namespace, exact_below=0) >= si.ANN_MIN_CHUNKS:
             found = self.ann.search(ann.context_space(flt.namespace), qv,

@@ -10,7 +10,7 @@ from typing import Any
 
 from contract.errors import MemlaneError, Unavailable
 
-SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema.sql"
+SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schema.sql"
 BUSY_TIMEOUT_MS = 10_000
 CACHE_KIB = 64 * 1024
 
@@ -173,7 +173,7 @@ def _normal_keys(conn: Any, dim: int) -> None:
 
 def _no_sign_bits(conn: Any, dim: int) -> None:
     """Version 5 (issue 15): the sign-bit coarse index and its centre are gone (the approximate index,
-    store/ann.py, replaced them); a database made before schema.sql dropped the table still has both."""
+    store/sqlite/ann.py, replaced them); a database made before schema.sql dropped the table still has both."""
     conn.executescript("""
         drop table if exists chunk_vec_bit;
         delete from meta where key in ('vec_center', 'vec_center_model');

@@ -6,9 +6,9 @@ resolution, `on conflict` for the rows two daemons may create at once). The embe
 a daemon claims rows with `for update skip locked` and a lease, so each chunk is embedded once and a
 daemon that dies leaves its claim to the others when the lease expires.
 
-SQL shared with SQLite lives in store/shared.py and store/sqlite_browse.py; this module holds what
+SQL shared with SQLite lives in store/shared.py and store/browse.py; this module holds what
 differs: the filter, the candidate lists (HNSW or exact vectors, tsvector, trigram), the writes that
-must be safe across processes, and the queue. Derived rows go through store/pg_derived.py only.
+must be safe across processes, and the queue. Derived rows go through store/postgres/derived.py only.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 
 from contract.errors import MemlaneError, Unavailable
-from store import pg_derived
-from store.pg_derived import TS_CONFIG
-from store.postgres_db import Handle, Reader, db_error, migrate, open_pool
+from store.browse import Browse
+from store.postgres import derived as pg_derived
+from store.postgres.db import Handle, Reader, db_error, migrate, open_pool
+from store.postgres.derived import TS_CONFIG
 from store.protocol import Filter, Neighbours, QueuedChunk
 from store.shared import SharedSql, _marks
-from store.sqlite_browse import SqliteBrowse
 from store.util import escape_like, new_id, redact_url
 
 log = logging.getLogger("memlane")
@@ -51,7 +51,7 @@ def _latin_query(words: Sequence[str]) -> tuple[str, list[str]]:
     return f"({sql})", [pg_derived.fold(w) for w in words]
 
 
-class PgStore(SharedSql, SqliteBrowse):
+class PgStore(SharedSql, Browse):
     """The PostgreSQL engine. Thread-safe; any number of instances and processes per database."""
 
     DERIVED = pg_derived
@@ -376,7 +376,7 @@ class PgStore(SharedSql, SqliteBrowse):
 
     def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
         """Claim up to `limit` queued windows as `queued` claims chunks: (seq, gen, texts in thread order),
-        fewest failures first. A window re-queued meanwhile loses the claim (store/pg_derived.py)."""
+        fewest failures first. A window re-queued meanwhile loses the claim (store/postgres/derived.py)."""
         with self.atomic() as db:
             return [(int(seq), int(gen), pg_derived.window_texts(db, seq))
                     for seq, gen in self._claim(db, "ctx_queue", limit, "q.gen")]

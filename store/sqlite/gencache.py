@@ -1,7 +1,7 @@
 """Values that change only when the data does, kept for one data generation.
 
 SQLite's `meta.data_gen` is bumped by every write transaction that changed a row, in any process
-(store/sqlite.py, atomic()). A value read at generation g stays exact until the generation moves, so a
+(store/sqlite/engine.py, atomic()). A value read at generation g stays exact until the generation moves, so a
 recall asks the database once per generation for what every recall asks the same (the graph lane's hub
 counts, the document frequencies of common words) instead of once per recall.
 """
