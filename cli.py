@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "clients": ("clients", "cli.help.clients"),
     "dashboard-link": ("dashboard_link", "cli.help.dashboard_link"),
     "export": ("export_jsonl", "data.help.export"),
+    "purge": ("purge", "data.help.purge"),
     "import": ("import_jsonl", "data.help.import"),
     "import-mcp-memory": ("import_mcp_memory", "data.help.mcp"),
     "import-holdings": ("import_holdings", "data.help.holdings"),

@@ -398,6 +398,7 @@ class Dashboard:
             Route("/ui/api/memory/{id}/update", api(self.api_update), methods=["POST"]),
             Route("/ui/api/memory/{id}/forget", api(self.api_forget), methods=["POST"]),
             Route("/ui/api/memory/{id}/restore", api(self.api_restore), methods=["POST"]),
+            Route("/ui/api/memory/{id}/purge", api(self.api_purge), methods=["POST"]),
             Route("/ui/api/entities", api(self.api_entities), methods=["GET"]),
             Route("/ui/api/graph", api(self.api_graph), methods=["GET"]),
             Route("/ui/api/health", api(self.api_health), methods=["GET"]),
@@ -552,6 +553,12 @@ class Dashboard:
         body = await self._body(request, ("namespace", "reason"))
         cid = v.id_arg(request.path_params["id"])
         return await run_in_threadpool(lambda: self.memory.forget(cid, **body))
+
+    async def api_purge(self, request: Request) -> dict[str, Any]:
+        """Delete a memory and every version of it for good (Memory.purge); the body must say confirm: true."""
+        body = await self._body(request, ("namespace", "confirm"))
+        cid = v.id_arg(request.path_params["id"])
+        return await run_in_threadpool(lambda: self.memory.purge(cid, **body))
 
     async def api_restore(self, request: Request) -> dict[str, Any]:
         """Restore an old version as a new one: update the current version with the old content."""

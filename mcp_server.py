@@ -178,6 +178,15 @@ def build_tools(memory: Memory) -> list[Tool]:
         """Forget a memory or relation when the user retracts it. Nothing is deleted."""
         return memory.forget(id, namespace=namespace, reason=reason)
 
+    def memory_purge(
+        id: Annotated[str, Field(description="Any version's chunk_id.")],  # noqa: A002
+        confirm: Annotated[bool, Field(description="Must be true: the deletion cannot be undone.")],
+        namespace: NamespaceArg = None,
+    ) -> dict[str, Any]:
+        """Delete a memory for good, every version and derived row, only when the user asks to erase it
+        (e.g. a leaked secret). Cannot be undone; to retract a fact, use memory_forget."""
+        return memory.purge(id, namespace=namespace, confirm=confirm)
+
     def memory_update(
         id: IdArg,  # noqa: A002
         content: Annotated[str, Field(description="The corrected memory.")],
@@ -217,7 +226,8 @@ def build_tools(memory: Memory) -> list[Tool]:
         return memory.stats(namespace=namespace)
 
     fns: list[Callable[..., dict[str, Any]]] = [memory_remember, memory_recall, memory_relate, memory_forget,
-                                                 memory_update, memory_history, memory_graph_query, memory_stats]
+                                                 memory_purge, memory_update, memory_history, memory_graph_query,
+                                                 memory_stats]
     # Hints for clients that auto-approve safe tools. forget hides a memory (nothing is deleted, but
     # recall stops returning it), so it is marked destructive.
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -228,6 +238,8 @@ def build_tools(memory: Memory) -> list[Tool]:
         "memory_update": ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
         "memory_forget": ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                          open_world_hint=False),
+        "memory_purge": ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                                        open_world_hint=False),
     }
     tools = [Tool.from_function(fn, structured_output=True, annotations=hints.get(fn.__name__, read_only))
              for fn in fns]

@@ -257,6 +257,13 @@ class Store(Protocol):
         """Move every row of `src` to the empty namespace `dst` in one transaction; rows moved per table."""
         ...
 
+    def purge(self, namespace: str, chunk_id: str, now: str) -> dict[str, Any] | None:
+        """Delete a memory for good, in one transaction of its own: every version of its chain, the facts
+        derived from them, every derived row, entity links, relations and entities only it supported, and
+        the recall_log rows that name or quote it. Returns {purged: [chunk ids], relations, entities,
+        recall_log}, or None when `chunk_id` is not in the namespace."""
+        ...
+
     # ---- supersession (inside the embedding batch's transaction)
     def memory_vector(self, tx: Any, seq: int) -> tuple[str, str, str, str, bytes] | None:
         """(id, namespace, content, valid_from, vector) of a live memory that has its vector."""

@@ -31,6 +31,7 @@ TOOLS: dict[str, list[str]] = {
     "memory_relate": ["subject", "predicate", "object", "namespace", "subject_kind", "object_kind", "confidence",
                       "chunk_id", "valid_from"],
     "memory_forget": ["id", "namespace", "reason"],
+    "memory_purge": ["id", "namespace", "confirm"],
     "memory_update": ["id", "content", "namespace", "source", "importance", "tags", "metadata", "valid_from"],
     "memory_history": ["id", "namespace"],
     "memory_graph_query": ["entity", "namespace", "depth", "predicates", "limit", "as_of"],
@@ -90,13 +91,14 @@ def plausible(name: str) -> st.SearchStrategy[Any]:
             ["{\"a\": 1}", "not json", "[]", {"big": "x" * 17_000}, {"nul": "a\x00"}])
     if name in ("id", "chunk_id"):
         return st.sampled_from(KNOWN_IDS) | st.from_regex(r"[mre]_[0-9a-f]{8,40}", fullmatch=True) | text
-    if name == "include_history":
+    if name in ("include_history", "confirm"):
         return st.booleans() | st.sampled_from(["true", 1, 0, None])
     return text
 
 
 REQUIRED = {"memory_remember": ["content"], "memory_recall": ["query"], "memory_relate": ["subject", "predicate", "object"],
-            "memory_forget": ["id"], "memory_update": ["id", "content"], "memory_history": ["id"],
+            "memory_forget": ["id"], "memory_purge": ["id", "confirm"], "memory_update": ["id", "content"],
+            "memory_history": ["id"],
             "memory_graph_query": ["entity"], "memory_stats": []}
 POOL = "<pool>"  # replaced at call time by an id the daemon really returned earlier in the run
 
@@ -130,7 +132,7 @@ def valid(name: str) -> st.SearchStrategy[Any]:
         return st.dictionaries(st.text(max_size=10), json_values(), max_size=4)
     if name in ("id", "chunk_id"):
         return st.integers(0, 10**6).map(lambda n: f"{POOL}{n}")
-    if name == "include_history":
+    if name in ("include_history", "confirm"):
         return st.booleans()
     if name in ("subject_kind", "object_kind"):
         return st.sampled_from(["person", "org", "stock", "concept"])
