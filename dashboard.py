@@ -577,7 +577,7 @@ class Dashboard:
             if current is None:  # the whole chain was forgotten; update() would refuse, and say why
                 current = versions[-1]["chunk_id"]
             row = mem.store.chunk_fields(version_id)
-            if row is None:  # history() just listed it and chunks are never deleted; kept for the type
+            if row is None:  # history() just listed it; gone only if purged meanwhile
                 raise NotFound("ui.restore_not_in_chain", version=version_id, id=cid)
             return mem.update(current, old["content"], namespace=ns, tags=json.loads(row["tags"]),
                               metadata=json.loads(row["metadata"]), source=row["source"], importance=row["importance"])

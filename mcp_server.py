@@ -180,11 +180,11 @@ def build_tools(memory: Memory) -> list[Tool]:
 
     def memory_purge(
         id: Annotated[str, Field(description="Any version's chunk_id.")],  # noqa: A002
-        confirm: Annotated[bool, Field(description="Must be true: the deletion cannot be undone.")],
+        confirm: Annotated[bool, Field(description="Must be true.")],
         namespace: NamespaceArg = None,
     ) -> dict[str, Any]:
-        """Delete a memory for good, every version and derived row, only when the user asks to erase it
-        (e.g. a leaked secret). Cannot be undone; to retract a fact, use memory_forget."""
+        """Erase a memory for good (every version and derived row) only when the user asks, e.g. a leaked
+        secret. Cannot be undone; to retract a fact, use memory_forget."""
         return memory.purge(id, namespace=namespace, confirm=confirm)
 
     def memory_update(

@@ -289,6 +289,6 @@ def purge_rows(db: Any, seqs: list[int]) -> None:
 
 def purge_done(db: Any) -> None:
     """Merge each FTS5 index into one segment, so that no older segment still holds a purged chunk's
-    words (a delete only adds a tombstone). It rewrites the indexes: seconds at 100k chunks."""
+    words (a delete only adds a tombstone). It rewrites the indexes, so it grows with the database."""
     for table in FTS_INDEXES:
         db.execute(f"insert into {table}({table}) values ('optimize')")
