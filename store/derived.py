@@ -273,7 +273,7 @@ def purge_rows(db: Any, seqs: list[int]) -> None:
                           f"({','.join('?' * len(part))})", part).fetchall()
         for seq, content, tags, source, meta in rows:
             db.execute("insert into chunks_fts(chunks_fts, rowid, content, tags, source, metadata) "
-                       "values ('delete', ?, ?, ?, ?, ?)", (seq, content, tags, source or "", meta))
+                       "values ('delete', ?, ?, ?, ?, ?)", (seq, content, tags or "[]", source or "", meta or "{}"))
             db.execute("insert into chunks_tri(chunks_tri, rowid, content) values ('delete', ?, ?)", (seq, content))
             bigrams = si.cjk_bigrams(content)
             if bigrams:

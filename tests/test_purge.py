@@ -113,6 +113,10 @@ def test_purge_leaves_nothing_of_the_memory(warn_mem: Memory) -> None:
     m.store.drain_log(wait=True)
     left = raw_scan(m.store.reader(), [*NEEDLES, *TOKENS, *ids], vectors)  # before any new query is logged
     assert left == [], left
+    if m.engine == "sqlite":  # FTS5 was told exactly what it had indexed: its indexes still agree with chunks
+        with m.store.atomic() as db:
+            for table in ("chunks_fts", "chunks_tri", "chunks_bi", "chunks_when"):
+                db.execute(f"insert into {table}({table}, rank) values ('integrity-check', 1)")
     for query in ("Quillfeather deploy token", GHP, "who keeps the deploy token?", "Oswin Thackeray"):
         hits = m.recall(query, namespace=NS, include_history=True)["hits"]
         assert not {h["chunk_id"] for h in hits} & set(ids), query
