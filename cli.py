@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "clients": ("commands.clients", "cli.help.clients"),
     "dashboard-link": ("commands.dashboard_link", "cli.help.dashboard_link"),
     "export": ("commands.export_jsonl", "data.help.export"),
+    "purge": ("commands.purge", "data.help.purge"),
     "import": ("commands.import_jsonl", "data.help.import"),
     "import-mcp-memory": ("commands.import_mcp_memory", "data.help.mcp"),
     "import-holdings": ("commands.import_holdings", "data.help.holdings"),

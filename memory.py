@@ -163,7 +163,7 @@ class Memory:
     ) -> dict[str, Any]:
         """Store a memory durably; its embedding is queued. See memory_remember in the contract.
 
-        Without `thread`, the memory joins the thread of the namespace's previous memory when threads.py
+        Without `thread`, the memory joins the thread of the namespace's previous memory when ingest/threads.py
         says they were said together, else it starts one of its own."""
         cfg = self.config
         ns = v.namespace_arg(namespace)
@@ -480,6 +480,21 @@ class Memory:
                 return {"id": target, "forgotten": True, "valid_until": row["valid_until"]}
             store.close_chunk(tx, row["seq"], target, now, why or "")
             return {"id": target, "forgotten": True, "valid_until": now}
+
+    def purge(self, id: Any, *, namespace: Any = None, confirm: Any = None) -> dict[str, Any]:  # noqa: A002
+        """Delete a memory for good: every version of its chain (predecessors and successors), the facts
+        derived from them and every row derived from those (store.purge), in one transaction. `confirm`
+        must be True. Returns {purged: [chunk ids], relations, entities, recall_log} (rows removed)."""
+        ns = v.namespace_arg(namespace)
+        target = v.id_arg(id)
+        if confirm is not True:
+            raise InvalidArgument("arg.purge_confirm", id=target)
+        got = self.store.purge(ns, target, v.now_iso())
+        if got is None:
+            raise NotFound("nf.purge", id=target, namespace=ns)
+        self.clear_query_cache()  # a cached query may quote the purged text
+        self._wake_worker()  # the neighbours' context windows were re-queued
+        return got
 
     def update(
         self,

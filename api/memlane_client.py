@@ -301,7 +301,8 @@ class AsyncMemlaneClient:
 
     The session opens on the first call (or `connect()`). When the daemon restarts, the next call
     opens a new session and is retried once. A call cut off mid-flight by a daemon crash may
-    therefore run twice: remember() deduplicates identical content, and forget() is idempotent.
+    therefore run twice: remember() deduplicates identical content, and forget() is idempotent;
+    purge() run twice answers NotFound the second time.
     """
 
     def __init__(
@@ -585,6 +586,12 @@ class AsyncMemlaneClient:
         """Close a memory or relation. Returns {id, forgotten, valid_until}."""
         return await self.call("memory_forget", {"id": id, "namespace": namespace, "reason": reason})
 
+    async def purge(self, id: str, *, namespace: str | None = None, confirm: bool = False) -> dict[str, Any]:  # noqa: A002
+        """Delete a memory for good: every version, its facts and derived rows (confirm must be True).
+        Returns {purged: [chunk_id], relations, entities, recall_log}; a retried call after a restart may
+        raise NotFound when the first one went through."""
+        return await self.call("memory_purge", {"id": id, "namespace": namespace, "confirm": confirm})
+
     async def update(
         self,
         id: str,  # noqa: A002 - the contract's argument name
@@ -817,6 +824,10 @@ class MemlaneClient:
         """Close a memory or relation."""
         return self._sync("forget", id, **kwargs)
 
+    def purge(self, id: str, **kwargs: Any) -> dict[str, Any]:  # noqa: A002
+        """Delete a memory and every version of it for good (pass confirm=True)."""
+        return self._sync("purge", id, **kwargs)
+
     def update(self, id: str, content: str, **kwargs: Any) -> dict[str, Any]:  # noqa: A002
         """Replace a memory with a new version."""
         return self._sync("update", id, content, **kwargs)
@@ -843,7 +854,8 @@ class MemlaneClient:
 
 # The sync methods take **kwargs for brevity; give them the async methods' signatures so that
 # help() and IDEs show the contract's argument names.
-for _name in ("remember", "recall", "recall_full", "relate", "forget", "update", "history", "graph_query", "stats"):
+for _name in ("remember", "recall", "recall_full", "relate", "forget", "purge", "update", "history", "graph_query",
+              "stats"):
     _source = AsyncMemlaneClient.recall_full if _name == "recall" else getattr(AsyncMemlaneClient, _name)
     _sig = inspect.signature(_source)
     if _name == "recall":

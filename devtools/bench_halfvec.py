@@ -6,7 +6,7 @@ throwaway PostgreSQL, one table, both indexes, queried in turn at each ef_search
     ./memlane bench halfvec --chunks 100000 --ef-search 100 200 400
 
 The halfvec query re-ranks its 10 by the full vectors' distance, as a shipped one would. Recall is
-ann-benchmarks' distance recall against an exact numpy scan (commands/bench_engines.py, EPS).
+ann-benchmarks' distance recall against an exact numpy scan (devtools/bench_engines.py, EPS).
 """
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]]) -> di
         times, _ = asyncio.run(_mcp_recalls(base + "/mcp", "http", queries["vector"], lanes=["vector"]))
         out["streamable_http_vector_only"] = pct(times)
         out["rss_busy_mb"] = rss_mb(proc.pid)  # right after the last recall
-        time.sleep(2.5)  # the daemon trims its heap once idle for a second (heaptrim.py)
+        time.sleep(2.5)  # the daemon trims its heap once idle for a second (server/heaptrim.py)
         out["rss_after_mb"] = rss_mb(proc.pid)
         maps = index_maps_mb(proc.pid)
         if maps is not None and out["rss_after_mb"] is not None:

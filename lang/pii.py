@@ -3,7 +3,9 @@
 `scan(text)` finds API keys and tokens, PEM private keys, card numbers, emails, CN mobile numbers and
 CN resident ID numbers, and returns their kinds and spans (never their values to callers that log).
 `apply(text, mode)` is what `Memory.remember`/`update` call on content: it warns, redacts or rejects by
-the `pii` config knob; `apply_fields(fields, mode)` does the same for every other text argument (source,
+the `pii` config knob (`secrets`, the default, redacts the credentials of SECRET_KINDS and stores
+personal data with a warning; `warn` stores everything with a warning; `redact` redacts every kind;
+`reject` refuses any finding); `apply_fields(fields, mode)` does the same for every other text argument (source,
 tags, metadata, entity names and aliases, relation ends), walking strings inside lists and dicts.
 `scrub(text)` always redacts, and more widely (bearer tokens, any valid phone number); it is used for
 anything written to a log, such as recall_log queries.
@@ -32,8 +34,12 @@ from typing import Any
 
 from contract.errors import InvalidArgument
 
-MODES = ("warn", "redact", "reject")
+MODES = ("secrets", "warn", "redact", "reject")
 KINDS = ("private_key", "api_key", "bearer_token", "jwt", "card_number", "cn_id", "cn_mobile", "phone", "email")
+# Credentials: a value that grants access by itself and is never a fact about the user worth recalling.
+# Mode `secrets` (the default) redacts these and keeps personal data (a user's own email or phone number
+# is often the fact they asked to remember) with a warning.
+SECRET_KINDS = frozenset({"private_key", "api_key", "bearer_token", "jwt"})
 MAX_SCAN_CHARS = 200_000  # bound the work; memlane's own limits are far below this
 MAX_FIELD_NODES = 20_000  # strings, lists and dicts apply_fields walks in one call
 MAX_FIELD_WARNINGS = 20
@@ -239,13 +245,28 @@ def kinds(findings: list[Finding]) -> dict[str, int]:
     return counts
 
 
+def redacts(mode: str, kind: str) -> bool:
+    """Whether `mode` stores a placeholder for a finding of `kind` (reject refuses before asking)."""
+    return mode == "redact" or (mode == "secrets" and kind in SECRET_KINDS)
+
+
+def _warning(mode: str, kind: str, count: int, name: str) -> str:
+    import i18n_messages
+
+    msg_id = "data.pii_redacted" if redacts(mode, kind) else "data.pii_found"
+    return f"[pii:{kind}] " + i18n_messages.t(msg_id, kind=kind, count=count, name=name)
+
+
+def _apply_findings(text: str, findings: list[Finding], mode: str) -> str:
+    """`text` with the findings that `mode` redacts replaced."""
+    return redact(text, [f for f in findings if redacts(mode, f.kind)])
+
+
 def apply(text: str, mode: str, *, name: str = "content") -> tuple[str, list[str]]:
     """Scan `text` by the `pii` mode: returns (text to store, warnings); reject raises InvalidArgument.
 
     Each warning names a kind and a count, never the value: `[pii:email] …`.
     """
-    import i18n_messages
-
     findings = scan(text)
     if not findings:
         return text, []
@@ -253,10 +274,8 @@ def apply(text: str, mode: str, *, name: str = "content") -> tuple[str, list[str
     listed = ", ".join(sorted(counts))
     if mode == "reject":
         raise InvalidArgument("data.pii_rejected", name=name, kinds=listed)
-    msg_id = "data.pii_redacted" if mode == "redact" else "data.pii_found"
-    warnings = [f"[pii:{kind}] " + i18n_messages.t(msg_id, kind=kind, count=n, name=name)
-                for kind, n in sorted(counts.items())]
-    return (redact(text, findings) if mode == "redact" else text), warnings
+    warnings = [_warning(mode, kind, n, name) for kind, n in sorted(counts.items())]
+    return _apply_findings(text, findings, mode), warnings
 
 
 def apply_fields(fields: dict[str, Any], mode: str) -> tuple[dict[str, Any], list[str]]:
@@ -267,8 +286,6 @@ def apply_fields(fields: dict[str, Any], mode: str) -> tuple[dict[str, Any], lis
     strings, lists or dicts are kept as they are. Call it after the arguments are validated, so that
     sizes and depths are already bounded; the walk is bounded again by MAX_FIELD_NODES.
     """
-    import i18n_messages
-
     found: dict[tuple[str, str], int] = {}  # (field, kind) -> count
     budget = [MAX_FIELD_NODES]
 
@@ -280,7 +297,7 @@ def apply_fields(fields: dict[str, Any], mode: str) -> tuple[dict[str, Any], lis
             raise InvalidArgument("data.pii_rejected", name=where, kinds=", ".join(sorted(kinds(findings))))
         for kind, n in kinds(findings).items():
             found[(where, kind)] = found.get((where, kind), 0) + n
-        return redact(text, findings) if mode == "redact" else text
+        return _apply_findings(text, findings, mode)
 
     def walk(value: Any, where: str) -> Any:
         budget[0] -= 1
@@ -300,7 +317,5 @@ def apply_fields(fields: dict[str, Any], mode: str) -> tuple[dict[str, Any], lis
         return value
 
     cleaned = {name: walk(value, name) for name, value in fields.items()}
-    msg_id = "data.pii_redacted" if mode == "redact" else "data.pii_found"
-    warnings = [f"[pii:{kind}] " + i18n_messages.t(msg_id, kind=kind, count=n, name=where[:80])
-                for (where, kind), n in sorted(found.items())][:MAX_FIELD_WARNINGS]
+    warnings = [_warning(mode, kind, n, where[:80]) for (where, kind), n in sorted(found.items())][:MAX_FIELD_WARNINGS]
     return cleaned, warnings

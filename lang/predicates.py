@@ -154,7 +154,7 @@ class Candidate:
     superseded: bool = False
     names: frozenset[str] = frozenset()  # casefolded entity names and aliases linked to the hit
     newest_in_class: bool = False  # the newest candidate sharing a predicate class with the query
-    dated: bool = False  # its relative times were grounded to dates (timeground.py)
+    dated: bool = False  # its relative times were grounded to dates (lang/timeground.py)
 
 
 # Weights, as fractions of UNIT. Ranks 1 and 10 of one lane differ by 0.13 UNIT, so these nudge

@@ -13,7 +13,7 @@ from store.protocol import Store
 HIT_THREAD_SPAN = 1  # neighbours a hit names on each side
 
 
-# `dates`: the days a memory's words name, grounded (timeground.py), which an agent needs to read it.
+# `dates`: the days a memory's words name, grounded (lang/timeground.py), which an agent needs to read it.
 BRIEF = ("chunk_id", "content", "relevance", "status", "superseded_by", "valid_from", "valid_until", "dates",
          "entities")
 

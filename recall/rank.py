@@ -1,4 +1,4 @@
-"""After fusion: predicate-aware reranking and supersession order (rerank.py holds the pure scoring),
+"""After fusion: predicate-aware reranking and supersession order (lang/predicates.py holds the pure scoring),
 the optional context expansion that lends score to a hit's neighbours in its thread, and the rule that
 lanes earn their rank."""
 

@@ -398,6 +398,7 @@ class Dashboard:
             Route("/ui/api/memory/{id}/update", api(self.api_update), methods=["POST"]),
             Route("/ui/api/memory/{id}/forget", api(self.api_forget), methods=["POST"]),
             Route("/ui/api/memory/{id}/restore", api(self.api_restore), methods=["POST"]),
+            Route("/ui/api/memory/{id}/purge", api(self.api_purge), methods=["POST"]),
             Route("/ui/api/entities", api(self.api_entities), methods=["GET"]),
             Route("/ui/api/graph", api(self.api_graph), methods=["GET"]),
             Route("/ui/api/health", api(self.api_health), methods=["GET"]),
@@ -553,6 +554,12 @@ class Dashboard:
         cid = v.id_arg(request.path_params["id"])
         return await run_in_threadpool(lambda: self.memory.forget(cid, **body))
 
+    async def api_purge(self, request: Request) -> dict[str, Any]:
+        """Delete a memory and every version of it for good (Memory.purge); the body must say confirm: true."""
+        body = await self._body(request, ("namespace", "confirm"))
+        cid = v.id_arg(request.path_params["id"])
+        return await run_in_threadpool(lambda: self.memory.purge(cid, **body))
+
     async def api_restore(self, request: Request) -> dict[str, Any]:
         """Restore an old version as a new one: update the current version with the old content."""
         body = await self._body(request, ("namespace", "version_id"))
@@ -570,7 +577,7 @@ class Dashboard:
             if current is None:  # the whole chain was forgotten; update() would refuse, and say why
                 current = versions[-1]["chunk_id"]
             row = mem.store.chunk_fields(version_id)
-            if row is None:  # history() just listed it and chunks are never deleted; kept for the type
+            if row is None:  # history() just listed it; gone only if purged meanwhile
                 raise NotFound("ui.restore_not_in_chain", version=version_id, id=cid)
             return mem.update(current, old["content"], namespace=ns, tags=json.loads(row["tags"]),
                               metadata=json.loads(row["metadata"]), source=row["source"], importance=row["importance"])
@@ -650,7 +657,7 @@ class Dashboard:
             "content-disposition": f'attachment; filename="memlane-{ns}.jsonl"', "cache-control": "no-store"})
 
     def _export_spool(self, ns: str) -> IO[bytes]:
-        """One namespace in the portable JSONL format (portable.py), written whole on this worker thread.
+        """One namespace in the portable JSONL format (store/portable.py), written whole on this worker thread.
 
         The export keeps cursors open on this thread's reader; writing it out here, not while the browser
         downloads, means no other thread shares that connection and a slow download pins no WAL snapshot.

@@ -58,9 +58,9 @@ class NewChunk:
     previous_id: str | None = None
     kind: str = "memory"  # 'memory' or 'fact'
     parent_id: str | None = None
-    thread: str | None = None  # the thread it was said in (threads.py); facts have none
+    thread: str | None = None  # the thread it was said in (ingest/threads.py); facts have none
     thread_pos: int | None = None  # its position in the thread; None: after every earlier memory
-    thread_by: str | None = None  # how it came to the thread: client, session or time (threads.py)
+    thread_by: str | None = None  # how it came to the thread: client, session or time (ingest/threads.py)
 
 
 @dataclass
@@ -255,6 +255,13 @@ class Store(Protocol):
 
     def move_namespace(self, src: str, dst: str) -> dict[str, int]:
         """Move every row of `src` to the empty namespace `dst` in one transaction; rows moved per table."""
+        ...
+
+    def purge(self, namespace: str, chunk_id: str, now: str) -> dict[str, Any] | None:
+        """Delete a memory for good, in one transaction of its own: every version of its chain, the facts
+        derived from them, every derived row, entity links, relations and entities only it supported, and
+        the recall_log rows that name or quote it. Returns {purged: [chunk ids], relations, entities,
+        recall_log}, or None when `chunk_id` is not in the namespace."""
         ...
 
     # ---- supersession (inside the embedding batch's transaction)

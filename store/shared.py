@@ -22,7 +22,7 @@ import numpy as np
 from contract.errors import Conflict, NotFound
 from store.protocol import Filter, NewChunk, ThreadView
 from store.sqlite.derived import CONTEXT_THREADS
-from store.util import content_hash, new_id, predicate_key
+from store.util import content_hash, escape_like, new_id, predicate_key
 
 LIVE_COUNT_EXACT_BELOW = 20_000  # larger namespaces reuse a live-chunk count for up to 30 s
 NS_TABLES = ("chunks", "entities", "entity_aliases", "relations")
@@ -593,6 +593,110 @@ class SharedSql:
         self._ns_counts.pop(src, None)
         self._ns_counts.pop(dst, None)
         return moved
+
+    # ------------------------------------------------------------ purge (issue 29)
+
+    def purge(self, namespace: str, chunk_id: str, now: str) -> dict[str, Any] | None:
+        """Delete the memory `chunk_id` for good, in one transaction: every version of its chain and the facts
+        derived from them, their derived rows (DERIVED.purge_rows), entity links, the relations they are
+        evidence for, co_occurs edges and entities only they supported, and the recall_log rows that name or
+        quote them. Neighbours' context vectors, which embed its text, are dropped and re-queued.
+        Returns {purged: [chunk ids], relations, entities, recall_log}, or None when the id is not there."""
+        with self.atomic() as db:
+            chain = self._purge_chain(db, namespace, chunk_id)
+            if not chain:
+                return None
+            seqs, ids = [s for s, _ in chain], [c for _, c in chain]
+            texts = {r[0] for part in _chunks_of(seqs) for r in db.execute(
+                f"select content from chunks where seq in ({_marks(part)})", list(part))}
+            gone = set(seqs)
+            neighbours = [s for s in self.DERIVED.context_affected(db, seqs) if s not in gone]
+            for s in neighbours:  # their context vectors embed the purged text
+                self.DERIVED.drop_context(db, s)
+            self.DERIVED.purge_rows(db, seqs)
+            relations, entities = self._purge_links(db, seqs, ids)
+            logged = self._purge_log(db, namespace, ids, texts)
+            for part in _chunks_of(ids):
+                marks = _marks(part)
+                db.execute(f"update chunks set superseded_by = null where superseded_by in ({marks})", list(part))
+                db.execute(f"update chunks set previous_id = null, parent_id = null where id in ({marks})", list(part))
+            for part in _chunks_of(seqs):
+                db.execute(f"delete from chunks where seq in ({_marks(part)})", list(part))
+            self.DERIVED.requeue_context(db, neighbours, now)
+            self.DERIVED.purge_done(db)
+        self._ns_counts.pop(namespace, None)
+        return {"purged": ids, "relations": relations, "entities": entities, "recall_log": logged}
+
+    def _purge_chain(self, db: Any, namespace: str, chunk_id: str) -> list[tuple[int, str]]:
+        """(seq, id) of every version of `chunk_id`'s chain (back to the first, then every successor) and of
+        the facts derived from them, locked for the purge; [] when the id is not in the namespace."""
+        if not db.execute(f"select seq from chunks where id = ? and namespace = ?{self.ROW_LOCK}",
+                          (chunk_id, namespace)).fetchone():
+            return []
+        versions = db.execute(
+            "with recursive back(id, prev, n) as ("
+            " select id, previous_id, 0 from chunks where id = ?"
+            " union all select c.id, c.previous_id, back.n + 1 from chunks c join back on c.id = back.prev"
+            " where back.n < 10000),"
+            " fwd(id, n) as (select id, 0 from back where prev is null"
+            " union all select c.id, fwd.n + 1 from chunks c join fwd on c.previous_id = fwd.id where fwd.n < 10000)"
+            " select distinct c.seq, c.id from fwd join chunks c on c.id = fwd.id where c.namespace = ?",
+            (chunk_id, namespace)).fetchall()
+        ids = [r[1] for r in versions]
+        facts = [r for part in _chunks_of(ids) for r in db.execute(
+            f"select seq, id from chunks where parent_id in ({_marks(part)})", list(part)).fetchall()]
+        chain = sorted({(int(s), c) for s, c in [*versions, *facts]})
+        if self.ROW_LOCK:  # other daemons' updates of these rows wait, then find them gone
+            for part in _chunks_of([s for s, _ in chain]):
+                db.execute(f"select seq from chunks where seq in ({_marks(part)}){self.ROW_LOCK}", list(part))
+        return chain
+
+    def _purge_links(self, db: Any, seqs: list[int], ids: list[str]) -> tuple[int, int]:
+        """Remove the chunks' entity links, the relations they are evidence for, the co_occurs edges no other
+        chunk supports, and the entities of those links and relations that nothing else links or relates;
+        returns (relations, entities) removed."""
+        ents: set[str] = set()
+        for part in _chunks_of(seqs):
+            marks = _marks(part)
+            ents.update(r[0] for r in db.execute(f"select entity_id from chunk_entities where chunk_seq in ({marks})",
+                                                 list(part)))
+            db.execute(f"delete from chunk_entities where chunk_seq in ({marks})", list(part))
+        relations = 0
+        for part in _chunks_of(ids):
+            marks = _marks(part)
+            for subj, obj in db.execute(f"select subject_id, object_id from relations where chunk_id in ({marks})",
+                                        list(part)).fetchall():
+                ents.update((subj, obj))
+            relations += db.execute(f"delete from relations where chunk_id in ({marks})", list(part)).rowcount
+        linked = sorted(ents)
+        entities = 0
+        for part in _chunks_of(linked, 250):
+            marks = _marks(part)
+            relations += db.execute(
+                f"delete from relations where predicate = 'co_occurs' and chunk_id is null and subject_id in ({marks}) "
+                "and not exists (select 1 from chunk_entities a join chunk_entities b on b.chunk_seq = a.chunk_seq "
+                "where a.entity_id = relations.subject_id and b.entity_id = relations.object_id)", list(part)).rowcount
+            orphans = [r[0] for r in db.execute(
+                f"select e.id from entities e where e.id in ({marks}) "
+                "and not exists (select 1 from chunk_entities ce where ce.entity_id = e.id) "
+                "and not exists (select 1 from relations r where r.subject_id = e.id or r.object_id = e.id)",
+                list(part))]
+            if orphans:
+                db.execute(f"delete from entity_aliases where entity_id in ({_marks(orphans)})", orphans)
+                entities += db.execute(f"delete from entities where id in ({_marks(orphans)})", orphans).rowcount
+        return relations, entities
+
+    def _purge_log(self, db: Any, namespace: str, ids: list[str], texts: set[str]) -> int:
+        """Delete the namespace's recall_log rows whose hits name one of `ids` or whose query quotes one of
+        `texts` (a logged query is at most 2,000 characters, so longer texts cannot be in one)."""
+        pats = [f"%{escape_like(i)}%" for i in ids]
+        quoted = [f"%{escape_like(t)}%" for t in texts if len(t) <= 2000]
+        n = 0
+        for col, part in [*(("recall_details_json", p) for p in _chunks_of(pats, 100)),
+                          *(("query", p) for p in _chunks_of(quoted, 100))]:
+            any_sql = " or ".join(f"{col} like ? escape '\\'" for _ in part)
+            n += db.execute(f"delete from recall_log where namespace = ? and ({any_sql})", (namespace, *part)).rowcount
+        return n
 
     # ------------------------------------------------------------ threads
 

@@ -41,7 +41,7 @@ TRANSPORTS = ("sse", "http")
 METHODS = {
     "remember": "memory_remember", "recall": "memory_recall", "relate": "memory_relate", "forget": "memory_forget",
     "update": "memory_update", "history": "memory_history", "graph_query": "memory_graph_query",
-    "stats": "memory_stats",
+    "stats": "memory_stats", "purge": "memory_purge",
 }
 
 
@@ -114,6 +114,13 @@ def test_every_method(daemon: Daemon, transport: str) -> None:
         # The per-call namespace overrides the client's default.
         assert c.stats(namespace=ns("other"))["chunks"] == 0
         assert c.call("memory_stats", {})["chunks"] == 2
+        gone = c.purge(r["chunk_id"], confirm=True)  # the first version's id takes its successor too
+        assert set(gone["purged"]) == {r["chunk_id"], up["chunk_id"]}
+        with pytest.raises(NotFound):
+            c.history(up["chunk_id"])
+        with pytest.raises(NotFound):
+            c.purge(r["chunk_id"], confirm=True)
+        assert c.stats()["chunks"] == 0
 
 
 def test_methods_take_the_daemons_argument_names(daemon: Daemon) -> None:

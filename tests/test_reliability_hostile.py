@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +32,7 @@ TOOLS: dict[str, list[str]] = {
     "memory_relate": ["subject", "predicate", "object", "namespace", "subject_kind", "object_kind", "confidence",
                       "chunk_id", "valid_from"],
     "memory_forget": ["id", "namespace", "reason"],
+    "memory_purge": ["id", "namespace", "confirm"],
     "memory_update": ["id", "content", "namespace", "source", "importance", "tags", "metadata", "valid_from"],
     "memory_history": ["id", "namespace"],
     "memory_graph_query": ["entity", "namespace", "depth", "predicates", "limit", "as_of"],
@@ -90,13 +92,14 @@ def plausible(name: str) -> st.SearchStrategy[Any]:
             ["{\"a\": 1}", "not json", "[]", {"big": "x" * 17_000}, {"nul": "a\x00"}])
     if name in ("id", "chunk_id"):
         return st.sampled_from(KNOWN_IDS) | st.from_regex(r"[mre]_[0-9a-f]{8,40}", fullmatch=True) | text
-    if name == "include_history":
+    if name in ("include_history", "confirm"):
         return st.booleans() | st.sampled_from(["true", 1, 0, None])
     return text
 
 
 REQUIRED = {"memory_remember": ["content"], "memory_recall": ["query"], "memory_relate": ["subject", "predicate", "object"],
-            "memory_forget": ["id"], "memory_update": ["id", "content"], "memory_history": ["id"],
+            "memory_forget": ["id"], "memory_purge": ["id", "confirm"], "memory_update": ["id", "content"],
+            "memory_history": ["id"],
             "memory_graph_query": ["entity"], "memory_stats": []}
 POOL = "<pool>"  # replaced at call time by an id the daemon really returned earlier in the run
 
@@ -130,7 +133,7 @@ def valid(name: str) -> st.SearchStrategy[Any]:
         return st.dictionaries(st.text(max_size=10), json_values(), max_size=4)
     if name in ("id", "chunk_id"):
         return st.integers(0, 10**6).map(lambda n: f"{POOL}{n}")
-    if name == "include_history":
+    if name in ("include_history", "confirm"):
         return st.booleans()
     if name in ("subject_kind", "object_kind"):
         return st.sampled_from(["person", "org", "stock", "concept"])
@@ -359,11 +362,19 @@ def test_namespaces_never_see_each_other(session: SyncSession) -> None:
 
 
 def test_no_code_path_hard_deletes_user_rows() -> None:
-    """A static check beside the behavioural ones: no DELETE on chunks, relations or entities anywhere."""
+    """A static check beside the behavioural ones: no DELETE on chunks, relations or entities anywhere but
+    the explicit purge (store/shared.py's purge section, issue 29; tests/test_purge.py shows what it removes)."""
     root = Path(__file__).resolve().parent.parent
     offenders = []
-    for path in [*root.glob("*.py"), *root.glob("scripts/*.py"), *root.glob("commands/*.py")]:
+    tracked = subprocess.run(["git", "ls-files", "*.py"], cwd=root, capture_output=True, text=True, check=True)
+    paths = [root / f for f in tracked.stdout.split() if not f.startswith("tests/")]
+    assert len(paths) > 50 and root / "store" / "shared.py" in paths
+    for path in paths:
         text = path.read_text(encoding="utf-8").lower()
+        if path.name == "shared.py":
+            head, _, rest = text.partition("# ------------------------------------------------------------ purge")
+            assert rest, "store/shared.py has no purge section"
+            text = head + rest[rest.index("# ------------------------------------------------------------ ", 1):]
         for table in ("chunks", "relations", "entities", "entity_aliases", "chunk_entities"):
             for stmt in (f"delete from {table} ", f"delete from {table}\"", f"drop table {table} ",
                          f"drop table if exists {table} "):

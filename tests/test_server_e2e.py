@@ -17,8 +17,8 @@ from daemon_util import Daemon, mcp_session, running_daemon
 pytestmark = [pytest.mark.e2e, pytest.mark.engine_neutral]
 
 TRANSPORTS = ("sse", "http")
-TOOLS = {"memory_remember", "memory_recall", "memory_relate", "memory_forget", "memory_update", "memory_history",
-         "memory_graph_query", "memory_stats"}
+TOOLS = {"memory_remember", "memory_recall", "memory_relate", "memory_forget", "memory_purge", "memory_update",
+         "memory_history", "memory_graph_query", "memory_stats"}
 # A full hit of a live memory: version 1's fields, compact (valid_until, null while live, is left out).
 HIT_KEYS = {"chunk_id", "content", "score", "ranks", "source", "importance", "tags", "metadata", "entities",
             "created_at", "valid_from", "relevance", "status", "final_score"}

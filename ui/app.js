@@ -21,6 +21,10 @@
       "mem.relations": "Relations", "mem.no_relations": "No relations.", "mem.versions": "Versions",
       "mem.edit": "Edit (creates a new version)", "mem.save": "Save new version", "mem.forget": "Forget",
       "mem.reason": "Reason", "mem.reason_ph": "why forget it? (kept in history)", "mem.restore": "Restore as new version",
+      "mem.purge": "Delete for good", "mem.purge_title": "Delete for good",
+      "mem.purge_note": "Removes every version of this memory, its vectors, index entries and the recall-log rows that name it. It cannot be undone; Forget keeps the history.",
+      "mem.purge_confirm": "Delete every version of this memory for good? This cannot be undone.",
+      "mem.purged": "Deleted for good: {n} versions and facts.",
       "mem.current": "current", "mem.closed": "closed", "mem.forgotten": "forgotten: {reason}",
       "mem.changed": "What changed", "mem.first": "first version", "mem.same": "content unchanged",
       "mem.from_to": "{from} → {to}", "mem.now": "now", "mem.is_closed": "This version is closed.",
@@ -68,6 +72,10 @@
       "mem.no_facts": "这条记忆没有派生出原子事实。", "mem.entities": "实体", "mem.relations": "关系",
       "mem.no_relations": "没有关系。", "mem.versions": "版本", "mem.edit": "编辑（会生成新版本）", "mem.save": "保存为新版本",
       "mem.forget": "遗忘", "mem.reason": "原因", "mem.reason_ph": "为什么遗忘？（保留在历史中）",
+      "mem.purge": "永久删除", "mem.purge_title": "永久删除",
+      "mem.purge_note": "删除这条记忆的所有版本、向量、索引条目，以及提到它的召回日志。无法撤销；“遗忘”会保留历史。",
+      "mem.purge_confirm": "确定永久删除这条记忆的所有版本吗？此操作无法撤销。",
+      "mem.purged": "已永久删除：{n} 个版本和事实。",
       "mem.restore": "恢复为新版本", "mem.current": "当前", "mem.closed": "已关闭", "mem.forgotten": "已遗忘：{reason}",
       "mem.changed": "变更内容", "mem.first": "第一个版本", "mem.same": "内容未变",
       "mem.from_to": "{from} → {to}", "mem.now": "至今", "mem.is_closed": "此版本已关闭。",
@@ -329,6 +337,15 @@
       } })),
     ] : [h("p", { class: "muted", id: "closed-note" }, t("mem.is_closed"), " ",
       d.current_id && d.current_id !== id ? h("a", { href: memLink(d.current_id), text: t("mem.go_current") }) : null)];
+    // Purge is offered on every version, closed ones too: a forgotten secret is what it is for (issue 29).
+    const purgeBox = h("div", { id: "purge-box" }, h("h2", { text: t("mem.purge_title") }),
+      h("p", { class: "muted", text: t("mem.purge_note") }),
+      h("div", { class: "bar" }, h("button", { id: "purge", class: "danger", type: "button", text: t("mem.purge"), onclick: async () => {
+        if (!window.confirm(t("mem.purge_confirm"))) return;
+        const r = await api("/ui/api/memory/" + encodeURIComponent(id) + "/purge", { method: "POST", body: { namespace: state.ns, confirm: true } });
+        put(view(), h("p", { id: "purged", text: t("mem.purged", { n: r.purged.length }) }),
+          h("p", {}, h("a", { href: "#/memories", text: t("nav.memories") })));
+      } })));
     // The memory in its thread: neighbours before and after it, nearest next to it.
     const th = d.thread;
     const threadBox = th ? h("div", { id: "thread" }, h("h2", { text: t("mem.thread") }),
@@ -354,7 +371,7 @@
       h("h2", { text: t("mem.relations") }), rel,
       h("h2", { text: t("mem.versions") }),
       d.versions_total > d.versions.length ? h("p", { class: "muted", text: t("mem.versions_more", { shown: d.versions.length, total: d.versions_total }) }) : null,
-      versions, ...actions);
+      versions, ...actions, purgeBox);
     ready("memory");
   }
 

@@ -63,7 +63,7 @@ class Handle:
         return self
 
     def columns(self, table: str) -> list[str]:
-        """A table's columns in definition order (portable.py exports by name; SQLite's pragma table_info)."""
+        """A table's columns in definition order (store/portable.py exports by name; SQLite's pragma table_info)."""
         return [r[0] for r in self.execute(
             "select column_name from information_schema.columns where table_schema = current_schema() "
             "and table_name = ? order by ordinal_position", (table,))]
@@ -206,7 +206,11 @@ _T = 'text collate "C"'  # byte order, as SQLite's BINARY: keyset pages and expo
 
 def _baseline(dim: int) -> list[str]:
     """Version 1: the tables of schema.sql, with PostgreSQL's own derived rows (store/postgres/derived.py)."""
-    d = int(dim)
+    return _baseline_chunks() + _baseline_graph() + _baseline_vectors_and_log(int(dim))
+
+
+def _baseline_chunks() -> list[str]:
+    """Version 1, part 1: extensions, the text search configuration, meta, chunks and their full text."""
     return [
         "create extension if not exists vector",
         "create extension if not exists pg_trgm",
@@ -250,6 +254,12 @@ def _baseline(dim: int) -> list[str]:
         "create index chunk_text_latin on chunk_text using gin (latin)",
         "create index chunk_text_cjk on chunk_text using gin (cjk)",
         "create index chunk_text_bigrams on chunk_text using gin (bigrams)",
+    ]
+
+
+def _baseline_graph() -> list[str]:
+    """Version 1, part 2: entities, their aliases and chunk links, relations."""
+    return [
         f"""create table entities (
             id {_T} primary key,
             namespace {_T} not null,
@@ -289,6 +299,12 @@ def _baseline(dim: int) -> list[str]:
         # One live edge per (subject, predicate, object): two daemons upserting it meet here.
         "create unique index relations_live_edge on relations(namespace, subject_id, predicate, object_id) "
         "where valid_until is null",
+    ]
+
+
+def _baseline_vectors_and_log(d: int) -> list[str]:
+    """Version 1, part 3: vectors, the embedding queue and the recall log."""
+    return [
         # One vector per chunk version; HNSW (cosine) for large namespaces, exact scans for small ones.
         f"""create table chunk_vec (
             seq bigint primary key references chunks(seq),

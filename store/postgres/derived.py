@@ -1,7 +1,7 @@
 """The one owner of a chunk's derived rows on PostgreSQL (store/sqlite/derived.py's counterpart).
 
 A chunk fans out into one `chunk_text` row (three tsvectors: stemmed Latin words, jieba's CJK words,
-CJK bigram tokens), a `chunks_when` row for the dates its relative times resolve to (timeground.py),
+CJK bigram tokens), a `chunks_when` row for the dates its relative times resolve to (lang/timeground.py),
 one `chunk_vec` row once embedded and until then an `embed_queue` row, and in an asserted thread a
 `chunk_ctx_vec` row (the memory with its thread neighbours) and until then a `ctx_queue` row. Every
 write, close, move and reset of those rows is a function here, called inside the caller's transaction
@@ -156,6 +156,7 @@ def relive_from_chunk(db: Any, seq: int) -> None:
 # ---------------------------------------------------------------- threads and context vectors (issue 17)
 
 thread_window = sqlite_derived.thread_window  # plain SQL, the same on both engines
+context_affected = sqlite_derived.context_affected
 window_texts = sqlite_derived.window_texts
 
 
@@ -195,3 +196,22 @@ def context_failed(db: Any, seqs: list[int], error: str, by: str) -> None:
     """Count a failed attempt on the windows `by` holds, and hand them back to every daemon."""
     db.executemany("update ctx_queue set attempts = attempts + 1, last_error = ?, claimed_by = null, "
                    "claimed_at = null where chunk_seq = ? and claimed_by = ?", [(error[:500], s, by) for s in seqs])
+
+
+# ---------------------------------------------------------------- purge (issue 29)
+
+PURGED = (("chunk_text", "seq"), ("chunks_when", "seq"), ("chunk_vec", "seq"), ("chunk_ctx_vec", "seq"),
+          ("embed_queue", "chunk_seq"), ("ctx_queue", "chunk_seq"))  # (table, chunk column): identifiers only
+
+
+def purge_rows(db: Any, seqs: list[int]) -> None:
+    """Delete every derived row of these chunks (memory_purge), before their chunk rows go. The trigram
+    index over chunks.content is an index: the chunk row's delete removes its entries."""
+    for i in range(0, len(seqs), 500):
+        part = seqs[i:i + 500]
+        for table, col in PURGED:
+            db.execute(f"delete from {table} where {col} in ({','.join('?' * len(part))})", part)
+
+
+def purge_done(db: Any) -> None:
+    """Nothing to merge: PostgreSQL's indexes drop a deleted row's entries when (auto)vacuum runs."""

@@ -165,7 +165,7 @@ class PgStore(SharedSql, Browse):
             yield db
 
     def put_vector(self, tx: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes) -> None:
-        """An imported vector (portable.py)."""
+        """An imported vector (store/portable.py)."""
         pg_derived.write_vector(tx, seq, namespace, live, lang, vec)
 
     # ------------------------------------------------------------ filters

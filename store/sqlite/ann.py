@@ -402,6 +402,19 @@ class AnnIndexes:
         if wait:
             t.join()
 
+    def rebuild(self, namespace: str) -> None:
+        """Remove a namespace's file and build it anew from the database, so that no base keeps a vector
+        that was deleted (memory_purge); exact search answers meanwhile. Waits for running builds first,
+        since one may have read the vector before it went."""
+        self.wait()
+        stem = self._stem(namespace)
+        with self._lock:
+            had = self._ready.pop(namespace, None) is not None or stem.with_suffix(".usearch").exists()
+            for suffix in (".json", ".usearch", KEYS_SUFFIX):
+                stem.with_suffix(suffix).unlink(missing_ok=True)
+            if had and namespace not in self._jobs:
+                self._start(namespace, lambda: self._from_db(namespace))
+
     # ------------------------------------------------------------ changes (after COMMIT)
 
     def apply(self, changes: Sequence[tuple[Any, ...]], gen: int, vector_of: Callable[[int], Any]) -> None:

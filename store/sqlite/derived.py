@@ -30,6 +30,7 @@ CONTEXT_THREADS = ("client", "session")  # threads.ASSERTED: only threads someth
 CTX_ELIGIBLE = f"kind = 'memory' and valid_until is null and thread_by in ({','.join('?' * len(CONTEXT_THREADS))})"
 CTX_REQUEUE = "on conflict(chunk_seq) do update set gen = ctx_queue.gen + 1, attempts = 0, last_error = null"
 _DIM = re.compile(r"\[\s*(\d+)\s*\]")  # a vector column's dimension in its create statement
+FTS_INDEXES = ("chunks_fts", "chunks_tri", "chunks_bi", "chunks_when")  # every FTS5 table of chunk text
 
 
 def add_text(db: Any, seq: int, content: str, tags_json: str, source: str | None, meta_json: str) -> None:
@@ -43,7 +44,7 @@ def add_text(db: Any, seq: int, content: str, tags_json: str, source: str | None
 
 
 def add_dates(db: Any, seq: int, content: str, valid_from: str) -> str:
-    """The derived date text of a chunk's relative times (timeground.py); returns it ('' when none)."""
+    """The derived date text of a chunk's relative times (lang/timeground.py); returns it ('' when none)."""
     text = timeground.date_text(content, valid_from)
     if text:
         db.execute("insert into chunks_when(rowid, dates) values (?, ?)", (seq, text))
@@ -256,3 +257,38 @@ def write_context(db: Any, seq: int, gen: int, vec: bytes | None) -> bool:
 def context_failed(db: Any, seqs: list[int], error: str) -> None:
     db.executemany("update ctx_queue set attempts = attempts + 1, last_error = ? where chunk_seq = ?",
                    [(error[:500], s) for s in seqs])
+
+
+# ---------------------------------------------------------------- purge (issue 29)
+
+
+def purge_rows(db: Any, seqs: list[int]) -> None:
+    """Delete every derived row of these chunks for good (memory_purge), before their chunk rows go:
+    full text, dates, both vectors (vec0 zeroes a deleted vector's bytes), the float32 copy, both queues,
+    and their keys in the approximate indexes. The external-content and contentless FTS5 tables are told
+    the exact values they indexed, as FTS5 requires; purge_done then merges the deletions away."""
+    for i in range(0, len(seqs), 500):
+        part = seqs[i:i + 500]
+        rows = db.execute(f"select seq, content, tags, source, metadata from chunks where seq in "
+                          f"({','.join('?' * len(part))})", part).fetchall()
+        for seq, content, tags, source, meta in rows:
+            db.execute("insert into chunks_fts(chunks_fts, rowid, content, tags, source, metadata) "
+                       "values ('delete', ?, ?, ?, ?, ?)", (seq, content, tags or "[]", source or "", meta or "{}"))
+            db.execute("insert into chunks_tri(chunks_tri, rowid, content) values ('delete', ?, ?)", (seq, content))
+            bigrams = si.cjk_bigrams(content)
+            if bigrams:
+                db.execute("insert into chunks_bi(chunks_bi, rowid, bigrams) values ('delete', ?, ?)", (seq, bigrams))
+            db.execute("delete from chunks_when where rowid = ?", (seq,))
+            if db.execute("select 1 from chunk_vec_f32 where seq = ?", (seq,)).fetchone():
+                drop_vector(db, seq)
+            if db.execute("select 1 from chunk_ctx_vec where rowid = ?", (seq,)).fetchone():  # see write_vector
+                drop_context(db, seq)
+            db.execute("delete from embed_queue where chunk_seq = ?", (seq,))
+            db.execute("delete from ctx_queue where chunk_seq = ?", (seq,))
+
+
+def purge_done(db: Any) -> None:
+    """Merge each FTS5 index into one segment, so that no older segment still holds a purged chunk's
+    words (a delete only adds a tombstone). It rewrites the indexes, so it grows with the database."""
+    for table in FTS_INDEXES:
+        db.execute(f"insert into {table}({table}) values ('optimize')")

@@ -214,7 +214,7 @@ class SqliteStore(SharedSql, Browse):
                                          list(keys)).fetchall())
 
     def put_vector(self, tx: Any, seq: int, namespace: str, live: bool, lang: str, vec: bytes) -> None:
-        """An imported vector (portable.py), written by store/sqlite/derived.py."""
+        """An imported vector (store/portable.py), written by store/sqlite/derived.py."""
         derived.write_vector(tx, seq, namespace, live, lang, vec)
 
     def set_meta(self, tx: Any, values: dict[str, str]) -> None:
@@ -401,6 +401,34 @@ class SqliteStore(SharedSql, Browse):
                 log.warning("recall_log not written: %s", sql_error(exc).message())
         finally:
             self._write_lock.release()
+
+    # ------------------------------------------------------------ purge (issue 29)
+
+    def purge(self, namespace: str, chunk_id: str, now: str) -> dict[str, Any] | None:
+        """SharedSql.purge with SQLite's own care of the bytes: pending recall_log rows are written first
+        (so the purge reaches them), freed pages are zeroed (secure_delete), the WAL is checkpointed and
+        truncated (it holds the pages as they were), and the namespace's approximate-index files are
+        built anew without the purged vectors."""
+        self.drain_log(wait=True)
+        with self._write_lock:
+            (before,) = self._writer.execute("pragma secure_delete").fetchone()
+            self._writer.execute("pragma secure_delete = on")
+            try:
+                got = super().purge(namespace, chunk_id, now)
+            finally:
+                self._writer.execute(f"pragma secure_delete = {('off', 'on', 'fast')[int(before)]}")
+            if got is None:
+                return None
+            ids = got["purged"]
+            with self._log_lock:  # rows of recalls that ran meanwhile and returned it
+                kept = [r for r in self._log_rows if not any(i in str(r[-1]) for i in ids)]
+                self._log_rows.clear()
+                self._log_rows.extend(kept)
+            # Best effort: a reader in the middle of a snapshot keeps the WAL from being truncated.
+            self._writer.execute("pragma wal_checkpoint(truncate)").fetchall()
+        self.ann.rebuild(namespace)
+        self.ann.rebuild(ann.context_space(namespace))
+        return got
 
     # ------------------------------------------------------------ writes
 
