@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import i18n_messages
 from contract.errors import ConfigError
-from store.util import is_pg_url
+from store.util import is_pg_url, redact_url
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -129,7 +130,6 @@ class Config:
 
     def db_label(self) -> str:
         """The database as messages and /health show it: the file, or the URL with its password as ***."""
-        from store.util import redact_url
 
         return redact_url(self.db_url) if self.db_url else str(self.resolved_db_path())
 
@@ -293,7 +293,6 @@ def load_config(
 
 def env_warnings(cfg: Config, lang: str | None = None) -> list[str]:
     """One readable warning per ignored MEMLANE_* variable, naming the nearest known variable."""
-    import i18n_messages
 
     keys = [k.upper() for k in (*_fields(), "config")]
     out = []

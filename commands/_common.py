@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from tqdm import tqdm
+
 from config import Config, load_config
 from contract.errors import InvalidArgument, MemlaneError, Unavailable  # noqa: F401
 from i18n_messages import t
@@ -72,7 +74,6 @@ def run(main: Callable[[list[str]], int], argv: list[str]) -> int:
 
 def progress(total: int | None, quiet: bool, unit: str = "it") -> object:
     """A tqdm bar on stderr (hidden with --quiet)."""
-    from tqdm import tqdm
 
     return tqdm(total=total, unit=unit, unit_scale=unit == "B", disable=quiet, file=sys.stderr, leave=False)
 
@@ -103,6 +104,7 @@ def import_main(argv: list[str] | None, prog: str, help_id: str, open_file: Call
     p.add_argument("--embed", action="store_true", help=t("data.help.embed"))
     args = p.parse_args(argv)
     cfg = config(args)
+    # Deferred: the model and the store: loaded when the command runs, not for --help.
     from memory import Memory
 
     with Memory(config=cfg, start_worker=False) as mem, open_file(Path(args.file).expanduser()) as fh:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from commands import _common as c
+from store import maintenance
 
 PROG = "memlane backup"
 
@@ -20,7 +21,6 @@ def main(argv: list[str] | None = None) -> int:
     cfg = c.config(args)
     if cfg.db_url:  # a file backup cannot exist for a server database: say what to use instead
         raise c.Unavailable("pg.no_file_backup", url=cfg.db_label())
-    from store import maintenance
 
     db = cfg.resolved_db_path()
     dest = Path(args.dest) if args.dest else (cfg.backup_dir or db.parent / "backups")

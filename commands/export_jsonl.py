@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from commands import _common as c
+from contract import validate
+from store import portable
 
 PROG = "memlane export"
 
@@ -26,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet", action="store_true", help=c.t("data.help.quiet"))
     args = p.parse_args(argv)
     cfg = c.config(args)
-    from contract import validate
+    # Deferred: the model and the store: loaded when the command runs, not for --help.
     from memory import connect
 
     ns = validate.namespace_arg(args.namespace) if args.namespace else None
@@ -47,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _export_pg(cfg: Any, args: Any, ns: str | None) -> int:
     """The same export from PostgreSQL, in one repeatable-read snapshot."""
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     from store.postgres.db import connect_once
     from store.postgres.engine import PgStore
 
@@ -70,7 +73,6 @@ def _export_pg(cfg: Any, args: Any, ns: str | None) -> int:
 
 def _write(db: Any, args: Any, ns: str | None) -> None:
     """Every record from `db` (inside its read snapshot) to --out, through a .partial file renamed at the end."""
-    from store import portable
 
     out_path = None if args.out == "-" else Path(args.out).expanduser()
     tmp = out_path.with_name(out_path.name + ".partial") if out_path else None

@@ -195,8 +195,10 @@ def db_facts(db_path: Path, now: datetime) -> dict[str, Any]:
 
 def pg_facts(url: str, label: str, now: datetime, timeout: float) -> dict[str, Any]:
     """The same facts from PostgreSQL, on one read-only connection (no migration, no pool)."""
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     import psycopg
 
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     from store.postgres.db import SCHEMA_VERSION, VERSION_TABLE, Handle, check_pgvector, connect_once, db_error
 
     facts: dict[str, Any] = {"path": label, "engine": "postgres", "shared_files": [], "wal_bytes": 0,

@@ -15,7 +15,9 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import entity_resolve as er
 from commands import _common as c
+from contract import validate as v
 
 PROG = "memlane import-holdings"
 
@@ -38,8 +40,6 @@ def _number(raw: str, name: str) -> str:
 
 def import_holdings(mem: Any, text_lines: Iterable[str], namespace: str | None = None,
                     lang: str | None = None) -> dict[str, Any]:
-    import entity_resolve as er
-    from contract import validate as v
 
     out: dict[str, Any] = {"created": 0, "existing": 0, "relations": 0, "errors": []}
     reader = csv.reader(text_lines)

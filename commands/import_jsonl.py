@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from commands import _common as c
+from store import portable
 
 PROG = "memlane import"
 
@@ -20,8 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet", action="store_true", help=c.t("data.help.quiet"))
     args = p.parse_args(argv)
     cfg = c.config(args)
+    # Deferred: the model and the store: loaded when the command runs, not for --help.
     from memory import Memory
-    from store import portable
 
     src = Path(args.file).expanduser()
     size = src.stat().st_size

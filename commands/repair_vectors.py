@@ -14,14 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from commands import _common as c
+from contract import validate
+from store import maintenance
 
 PROG = "memlane repair"
 
 
 def _check_file(db_path: Path, apply: bool) -> tuple[Any, dict[str, int] | None]:
-    from contract import validate
+    # Deferred: the model and the store: loaded when the command runs, not for --help.
     from memory import connect
-    from store import maintenance
 
     if not db_path.is_file():
         raise c.Unavailable("data.no_db", path=str(db_path))
@@ -52,10 +53,10 @@ def _check_file(db_path: Path, apply: bool) -> tuple[Any, dict[str, int] | None]
 def _check_pg(url: str, label: str, apply: bool) -> tuple[Any, dict[str, int] | None]:
     """The same check and repair on PostgreSQL, each in one transaction (repeatable read for the
     check; the repair locks the vector tables and their queues against the daemons' workers)."""
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     import psycopg
 
-    from contract import validate
-    from store import maintenance
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     from store.postgres import derived as pg_derived
     from store.postgres.db import Handle, connect_once, db_error
 
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help=c.t("data.help.json"))
     args = p.parse_args(argv)
     cfg = c.config(args)
+    # Deferred: the model and the store: loaded when the command runs, not for --help.
     from memory import Memory
 
     if cfg.db_url:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from filelock import FileLock, Timeout
+
 from commands import _common as c
+from store import maintenance
 
 PROG = "memlane restore"
 
@@ -22,9 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = c.config(args)
     if cfg.db_url:  # a file backup cannot exist for a server database: say what to use instead
         raise c.Unavailable("pg.no_file_backup", url=cfg.db_label())
-    from filelock import FileLock, Timeout
 
-    from store import maintenance
 
     db = cfg.resolved_db_path()
     lock = FileLock(str(maintenance.lock_path(db)))

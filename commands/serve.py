@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Deferred: the daemon and its dependencies: loaded when the command runs, not for --help.
     import mcp_server
 
     return mcp_server.main(argv)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -37,7 +38,6 @@ def load_vectors(path: Path | None, n: int, dim: int, seed: int) -> np.ndarray:
         centres = rng.normal(size=(max(8, n // 200), dim)).astype(np.float32)
         vecs = centres[rng.integers(0, len(centres), n)] + rng.normal(size=(n, dim)).astype(np.float32) * 0.7
         return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
-    import sqlite3
 
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     blobs = [r[0] for r in db.execute("select embedding from chunk_vec_f32 order by seq limit ?", (n,))]

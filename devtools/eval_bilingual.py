@@ -20,6 +20,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from commands._common import argument_parser
 from devtools.evalkit import (
     LANE_NAMES,
@@ -52,7 +54,6 @@ def main(argv: list[str] | None = None) -> int:
     mems = sorted(data["memories"], key=lambda m: m.get("valid_from") or "")
     ns = "bilingual-" + str(data.get("name", "set"))[:40].replace(" ", "_")
 
-    from tqdm import tqdm
 
     settings = parse_settings(args.set)
     backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable, settings)

@@ -26,6 +26,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from commands._common import argument_parser
 from devtools.evalkit import (
     LANE_NAMES,
@@ -100,7 +102,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit:
         samples = samples[: args.limit]
 
-    from tqdm import tqdm
 
     settings = parse_settings(args.set)
     backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable, settings)

@@ -10,10 +10,17 @@ import json
 import math
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from config import load_config
 from i18n_messages import t
 
 # The recall-quality techniques that --disable can switch off (Config booleans of the same name).
@@ -60,7 +67,7 @@ class InProcess:
 
     def __init__(self, disable: list[str], db: str | None = None, enable: list[str] | None = None,
                  settings: dict[str, str] | None = None) -> None:
-        from config import load_config
+        # Deferred: the model and the store: loaded when the command runs, not for --help.
         from memory import Memory
 
         self._tmp = tempfile.TemporaryDirectory(prefix="memlane-eval-")
@@ -110,11 +117,7 @@ class Remote:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=600)
 
     async def _open(self) -> None:
-        from contextlib import AsyncExitStack
 
-        from mcp import ClientSession
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
 
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
         self._stack = AsyncExitStack()
@@ -139,7 +142,6 @@ class Remote:
         return self._run(self._call("memory_recall", kw))
 
     def flush(self) -> None:
-        import time
 
         for _ in range(3600):
             stats = self._run(self._call("memory_stats", {}))

@@ -15,10 +15,15 @@ recalls on the 10k store, docs/BENCHMARKS.md).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
+import math
 import os
 import re
 import sqlite3
+import statistics
+import subprocess
+import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -158,7 +163,6 @@ class _Built:
 
 def _word_freq(words: set[str]) -> dict[str, int]:
     """jieba's dictionary frequencies of `words`, read from its dict.txt (no segmenter is loaded)."""
-    import importlib.util
 
     spec = importlib.util.find_spec("jieba")
     if spec is None or spec.origin is None:
@@ -264,8 +268,6 @@ def _write(dest: Path, built: _Built) -> None:
 def build_elsewhere(source: Path, dest: Path) -> None:
     """Build the lexicon file from `source` in a child process (this module as a script); build it here
     when the child cannot run or fails, so the lexicon is never lost to it."""
-    import subprocess
-    import sys
 
     try:
         done = subprocess.run([sys.executable, "-m", "lang.crosslingual", "--build", str(Path(source).resolve()),
@@ -393,7 +395,6 @@ def interleave(lists: list[list[Any]]) -> list[Any]:
     over its own top candidates: a memory that is unusually close for its language ranks high whatever
     the query's language.
     """
-    import statistics
 
     zs: list[list[float] | None] = []
     for rows in lists:
@@ -468,7 +469,6 @@ def bridge_rank(rows: list[tuple[int, str]], groups: list[tuple[str, ...]], min_
     Document frequencies come from the candidates themselves, so a translation found in most of them
     (a common word) weighs little; a candidate must cover `min_coverage` of the weight to be kept.
     """
-    import math
 
     if not rows or not groups:
         return []

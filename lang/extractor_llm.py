@@ -65,6 +65,7 @@ def parse_facts(body: Any) -> list[Fact]:
 
 
 def _call(text: str, cfg: Config, environ: Mapping[str, str]) -> list[Fact]:
+    # Deferred: only when the LLM extractor is configured.
     import httpx
 
     headers = {"Content-Type": "application/json"}

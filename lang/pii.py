@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import i18n_messages
 from contract.errors import InvalidArgument
 
 MODES = ("secrets", "warn", "redact", "reject")
@@ -122,6 +123,7 @@ def _plugin_spans(plugin: object, text: str) -> Iterator[tuple[int, int]]:
 def _secrets(text: str) -> Iterator[Finding]:
     if not _MAYBE_SECRET.search(text):
         return
+    # Deferred: heavy, loaded only when a text has that kind of candidate (tests/test_pii.py).
     from detect_secrets.plugins.jwt import JwtTokenDetector
     from detect_secrets.plugins.private_key import PrivateKeyDetector
 
@@ -155,6 +157,7 @@ def _bearers(text: str) -> Iterator[Finding]:
 def _numbers(text: str) -> Iterator[Finding]:
     if not (_CN_ID.search(text) or _CARD.search(text)):
         return
+    # Deferred: loaded only when a text has a number candidate (tests/test_pii.py).
     from stdnum import luhn
     from stdnum.cn import ric
 
@@ -170,6 +173,7 @@ def _numbers(text: str) -> Iterator[Finding]:
 def _phones(text: str) -> Iterator[Finding]:
     if not _DIGIT.search(text):
         return
+    # Deferred: heavy, loaded only when a text has a phone-number candidate (tests/test_pii.py).
     import phonenumbers
 
     for m in phonenumbers.PhoneNumberMatcher(text, "CN", leniency=phonenumbers.Leniency.VALID, max_tries=200):
@@ -183,6 +187,7 @@ def _any_phones(text: str) -> Iterator[Finding]:
     """Every valid phone number: CN and US national formats and any international +number (for logs)."""
     if not _DIGIT.search(text):
         return
+    # Deferred: heavy, loaded only when a text has a phone-number candidate (tests/test_pii.py).
     import phonenumbers
 
     for region in ("CN", "US", "ZZ"):  # ZZ: only numbers written with a +country code
@@ -251,7 +256,6 @@ def redacts(mode: str, kind: str) -> bool:
 
 
 def _warning(mode: str, kind: str, count: int, name: str) -> str:
-    import i18n_messages
 
     msg_id = "data.pii_redacted" if redacts(mode, kind) else "data.pii_found"
     return f"[pii:{kind}] " + i18n_messages.t(msg_id, kind=kind, count=count, name=name)

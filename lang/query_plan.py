@@ -6,6 +6,7 @@ read-only segmenter (rjieba, through entity_resolve).
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Callable
@@ -144,7 +145,6 @@ MIN_COVERAGE = 0.34  # a lexical hit must match at least this share of the query
 
 def idf_weights(total: int, dfs: tuple[int, ...] | list[int]) -> list[float]:
     """BM25-style idf per term, from document counts in the namespace; never negative."""
-    import math
 
     n = max(1, int(total or 0))
     return [round(max(0.05, math.log(1 + (n - (d or 0) + 0.5) / ((d or 0) + 0.5))), 4) for d in dfs]

@@ -41,6 +41,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+import entity_resolve as er
 import i18n_messages as i18n
 import memory as memory_module
 from config import Config
@@ -593,7 +594,6 @@ class Dashboard:
         after = request.query_params.get("after", "")
 
         def run() -> dict[str, Any]:
-            import entity_resolve as er
 
             return self.memory.store.entities_page(ns, er.norm(prefix), after=after, limit=limit)
 

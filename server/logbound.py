@@ -16,6 +16,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+import i18n_messages
+
 WINDOW_S = 60.0
 REPEATS = 3  # identical records shown per window; the rest are only counted
 MAX_RECORD_CHARS = 4000  # a formatted record (traceback included) is clipped to this
@@ -73,7 +75,6 @@ class BoundedLog(logging.Handler):
         self._start, self._passed, self._seen = self.clock(), 0, Counter()
         if not dropped:
             return None
-        import i18n_messages
 
         (name, _, msg, exc), top = dropped.most_common(1)[0]
         what = f"{name}: {msg}" + (f" ({exc})" if exc else "")

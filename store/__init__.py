@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from store.protocol import Filter, Neighbours, NewChunk, QueuedChunk, Store, chunk_filter
+from store.sqlite.engine import SqliteStore
 from store.util import is_pg_url, redact_url
 
 __all__ = ["Filter", "Neighbours", "NewChunk", "QueuedChunk", "Store", "chunk_filter", "locate", "open_store"]
@@ -32,7 +33,5 @@ def open_store(engine: str, target: Path | str, embedder: Any, cfg: Any) -> Any:
 
         return PgStore(str(target), embedder.dim, model=embedder.model, lease_s=cfg.embed_lease_s,
                        ef_search=cfg.pg_ef_search)
-    from store.sqlite.engine import SqliteStore
-
     return SqliteStore(target, embedder.dim, model=embedder.model, cache_mib=cfg.sqlite_cache_mib,
                        ef_search=cfg.ann_ef_search)

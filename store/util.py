@@ -6,6 +6,7 @@ import hashlib
 import secrets
 import time
 import unicodedata
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 
 def new_id(prefix: str) -> str:
@@ -53,7 +54,6 @@ def redact_url(url: str) -> str:
     Covers the password in the authority (user:pw@host) and a `password=` query parameter; the other
     libpq parameters (sslmode, …) stay visible.
     """
-    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     parts = urlsplit(url)
     netloc = parts.netloc
@@ -71,7 +71,6 @@ def redact_url(url: str) -> str:
 
 def redact_text(text: str, url: str) -> str:
     """`text` (a driver's error, say) with the URL's password, wherever it appears, replaced by `***`."""
-    from urllib.parse import parse_qsl, unquote, urlsplit
 
     parts = urlsplit(url)
     secrets_ = [p for p in (parts.password, unquote(parts.password or "")) if p]

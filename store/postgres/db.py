@@ -19,6 +19,7 @@ import numpy as np
 from contract.errors import MemlaneError, Unavailable
 from store.postgres import derived as pg_derived
 from store.postgres.derived import TS_CONFIG, hnsw_index_sql
+from store.shared import normalise_keys
 from store.util import redact_text, redact_url
 
 MIN_PGVECTOR = (0, 8, 0)  # iterative index scans (hnsw.iterative_scan) keep filtered recall
@@ -124,6 +125,7 @@ class Reader:
 
 def db_error(exc: Exception, url: str) -> MemlaneError:
     """A psycopg error as memlane's typed error, by SQLSTATE; the URL is shown redacted."""
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     import psycopg.errors as pe
 
     detail = redact_text(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, url)
@@ -142,6 +144,7 @@ def db_error(exc: Exception, url: str) -> MemlaneError:
 def open_pool(url: str, *, max_size: int = 8) -> Any:
     """A psycopg-pool ConnectionPool (autocommit connections, pgvector types registered, lock and
     statement timeouts set). The schema must exist first: register_vector looks the type up."""
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     from pgvector.psycopg import register_vector
     from psycopg_pool import ConnectionPool
 
@@ -162,6 +165,7 @@ def open_pool(url: str, *, max_size: int = 8) -> Any:
 
 def _app_name(url: str) -> dict[str, str]:
     """application_name = memlane, unless the URL sets its own: other_sessions() counts these."""
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     from psycopg.conninfo import conninfo_to_dict
 
     try:
@@ -173,9 +177,11 @@ def _app_name(url: str) -> dict[str, str]:
 
 def connect_once(url: str, timeout: float = 30) -> Any:
     """One autocommit connection (for migrations, before the pool exists, and for the tools)."""
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     import psycopg
 
     try:
+        # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
         from psycopg.conninfo import make_conninfo
 
         return psycopg.connect(make_conninfo(url, **_app_name(url)), autocommit=True,
@@ -186,6 +192,7 @@ def connect_once(url: str, timeout: float = 30) -> Any:
 
 def other_sessions(url: str) -> int:
     """How many other memlane sessions (daemons, library users) are connected to this database now."""
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     import psycopg
 
     conn = connect_once(url)
@@ -406,7 +413,6 @@ def _context_and_dates(dim: int) -> list[Any]:
 def _normal_keys(dim: int) -> list[Any]:
     """Version 5 (issue 14), as SQLite's migration 4: content hashes ignore case and trailing punctuation;
     predicates have one spelling. Computed in Python (store/shared.py), inside the migration's transaction."""
-    from store.shared import normalise_keys
 
     return [lambda conn: normalise_keys(Handle(conn))]
 
@@ -436,6 +442,7 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 
 def migrate(url: str, dim: int) -> list[int]:
     """Bring the schema to SCHEMA_VERSION; returns the versions applied. Safe with daemons starting together."""
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
     import psycopg
 
     conn = connect_once(url)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from contract.errors import MemlaneError, Unavailable
+from store import search_index as si
 from store.browse import Browse
 from store.postgres import derived as pg_derived
 from store.postgres.db import Handle, Reader, db_error, migrate, open_pool
@@ -84,6 +85,7 @@ class PgStore(SharedSql, Browse):
         """A pooled autocommit connection for reads (the store's own; reader() for tools)."""
         if self._closed:
             raise Unavailable("db.closed")
+        # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
         import psycopg
 
         try:
@@ -106,6 +108,7 @@ class PgStore(SharedSql, Browse):
         if outer is not None:
             yield outer
             return
+        # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
         import psycopg
 
         try:
@@ -257,7 +260,6 @@ class PgStore(SharedSql, Browse):
         return int(total), dfs, has
 
     def _bigram_query(self, words: Sequence[str]) -> str:
-        from store import search_index as si
 
         return pg_derived.tsquery_any([si.bigram_token(w) for w in words])
 

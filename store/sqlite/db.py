@@ -4,11 +4,13 @@ the append-only migrations keyed by `PRAGMA user_version` (schema.sql is version
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from contract.errors import MemlaneError, Unavailable
+from store.shared import normalise_keys
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schema.sql"
 BUSY_TIMEOUT_MS = 10_000
@@ -21,11 +23,11 @@ CACHE_KIB = 64 * 1024
 def _driver() -> Any:
     """sqlean (SQLite with extension loading); the stdlib sqlite3 only if it can load extensions."""
     try:
+        # Deferred: the SQLite build with extension loading, or a clear error that says what to install.
         import sqlean
 
         return sqlean
     except ImportError:
-        import sqlite3
 
         if hasattr(sqlite3.Connection, "enable_load_extension"):
             return sqlite3
@@ -58,6 +60,7 @@ def connect(path: str | Path, *, readonly: bool = False, factory: Callable[[Any]
         raise Unavailable("db.readonly", path=str(path))
     try:
         conn.enable_load_extension(True)
+        # Deferred: the extension, or a clear error that says what to install.
         import sqlite_vec
 
         sqlite_vec.load(conn)
@@ -166,7 +169,6 @@ def _context_queue(conn: Any, dim: int) -> None:
 
 def _normal_keys(conn: Any, dim: int) -> None:
     """Version 4 (issue 14): content hashes ignore case and trailing punctuation; predicates have one spelling."""
-    from store.shared import normalise_keys
 
     normalise_keys(conn)
 
