@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -93,6 +94,23 @@ def report(res: dict[str, object]) -> int:
         warn("data.errors_total", count=len(errors))  # type: ignore[arg-type]
         return 1
     return 0
+
+
+@contextmanager
+def record_errors(out: dict[str, Any], line: int) -> Iterator[None]:
+    """An imported record that is invalid or too large is listed in out["errors"] and skipped; any other
+    error stops the import."""
+    try:
+        yield
+    except MemlaneError as exc:
+        if exc.code not in ("invalid_argument", "too_large"):
+            raise
+        out["errors"].append((line, exc.render()))
+
+
+def count(out: dict[str, Any], result: dict[str, Any]) -> None:
+    """Count a remembered record as created or as one that existed already."""
+    out["created" if result["created"] else "existing"] += 1
 
 
 def import_main(argv: list[str] | None, prog: str, help_id: str, open_file: Callable[[Path], IO[Any]],

@@ -54,7 +54,7 @@ def import_holdings(mem: Any, text_lines: Iterable[str], namespace: str | None =
         if n == 1 and set(lowered) >= set(COLUMNS):
             order = lowered
             continue
-        try:
+        with c.record_errors(out, n):
             if len(cells) < len(order):
                 raise c.InvalidArgument("data.bad_csv", detail=c.t("data.line", line=n))
             rec = dict(zip(order, cells, strict=False))
@@ -66,14 +66,10 @@ def import_holdings(mem: Any, text_lines: Iterable[str], namespace: str | None =
             day = rec["date"].strip()
             name = rec["name"] or code
             content = c.t("data.holding_fact", lang, name=name, code=code, quantity=qty, cost=cost, date=day)
-            r = mem.remember(content, namespace=namespace, source=SOURCE, tags=["holding"], valid_from=when,
-                             entities=[{"name": code, "kind": "stock", "aliases": [name, rec["code"]]}],
-                             metadata={"code": code, "name": name, "quantity": qty, "cost": cost, "date": day})
-            out["created" if r["created"] else "existing"] += 1
-        except c.MemlaneError as exc:
-            if exc.code not in ("invalid_argument", "too_large"):
-                raise
-            out["errors"].append((n, exc.render()))
+            c.count(out, mem.remember(
+                content, namespace=namespace, source=SOURCE, tags=["holding"], valid_from=when,
+                entities=[{"name": code, "kind": "stock", "aliases": [name, rec["code"]]}],
+                metadata={"code": code, "name": name, "quantity": qty, "cost": cost, "date": day}))
     return out
 
 

@@ -33,14 +33,9 @@ def import_facts(mem: Any, text_lines: Iterable[str], namespace: str | None = No
             continue
         m = _KEY.match(fact)
         name = (m.group(1).strip() if m else fact)[:200]
-        try:
-            r = mem.remember(fact, namespace=namespace, source=SOURCE, tags=["identity"], importance=0.9,
-                             entities=[{"name": name, "kind": "canonical_fact"}])
-            out["created" if r["created"] else "existing"] += 1
-        except c.MemlaneError as exc:
-            if exc.code not in ("invalid_argument", "too_large"):
-                raise
-            out["errors"].append((n, exc.render()))
+        with c.record_errors(out, n):
+            c.count(out, mem.remember(fact, namespace=namespace, source=SOURCE, tags=["identity"], importance=0.9,
+                                      entities=[{"name": name, "kind": "canonical_fact"}]))
     return out
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from daemon_util import Daemon, running_daemon
 
 from config import load_config
 from memory import Memory
@@ -45,3 +49,12 @@ def login_url(lines: list[str], timeout: float = 10.0) -> str:
                 return m.group(1)
         time.sleep(0.05)
     raise AssertionError("the daemon printed no login URL:\n" + "\n".join(lines))
+
+
+@contextlib.contextmanager
+def seeded_daemon(tmp: Path, embedder: Any, token: str) -> Iterator[tuple[Daemon, dict[str, str]]]:
+    """A daemon on the seeded world in `tmp` (its HOME in tmp/home), and the ids `seed` returns."""
+    (tmp / "home").mkdir()
+    ids = seed(tmp / "memory.db", tmp / "home", embedder)
+    with running_daemon(tmp, token=token) as d:
+        yield d, ids

@@ -88,6 +88,12 @@ class SyncSession:
     def call(self, tool: str, args: dict[str, Any]) -> Outcome:
         return Outcome(self.run(lambda s: s.call_tool(tool, args)))
 
+    def __enter__(self) -> SyncSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         if self._queue is not None:
             self.loop.call_soon_threadsafe(self._queue.put_nowait, None)

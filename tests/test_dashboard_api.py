@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from daemon_util import Daemon, running_daemon
-from dashboard_util import login_url, seed
+from daemon_util import Daemon
+from dashboard_util import login_url, seeded_daemon
 
 from server import dashboard
 
@@ -18,11 +18,8 @@ TOKEN = "dash-api-token"
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, e5: object) -> Iterator[tuple[Daemon, dict[str, str]]]:
-    tmp = tmp_path_factory.mktemp("dash_api")
-    (tmp / "home").mkdir()
-    ids = seed(tmp / "memory.db", tmp / "home", e5)
-    with running_daemon(tmp, token=TOKEN) as d:
-        yield d, ids
+    with seeded_daemon(tmp_path_factory.mktemp("dash_api"), e5, TOKEN) as world:
+        yield world
 
 
 @pytest.fixture(scope="module")

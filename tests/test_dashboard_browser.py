@@ -10,8 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from daemon_util import Daemon, running_daemon
-from dashboard_util import login_url, seed
+from daemon_util import Daemon
+from dashboard_util import login_url, seeded_daemon
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
@@ -28,11 +28,8 @@ CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgro
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, e5: object) -> Iterator[tuple[Daemon, dict[str, str]]]:
-    tmp = tmp_path_factory.mktemp("dash_browser")
-    (tmp / "home").mkdir()
-    ids = seed(tmp / "memory.db", tmp / "home", e5)
-    with running_daemon(tmp, token=TOKEN) as d:
-        yield d, ids
+    with seeded_daemon(tmp_path_factory.mktemp("dash_browser"), e5, TOKEN) as world:
+        yield world
 
 
 @pytest.fixture(scope="module")

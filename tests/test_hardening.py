@@ -40,11 +40,8 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
 
 @pytest.fixture(scope="module")
 def session(daemon: Daemon) -> Iterator[SyncSession]:
-    s = SyncSession(daemon, "http")
-    try:
+    with SyncSession(daemon, "http") as s:
         yield s
-    finally:
-        s.close()
 
 
 @pytest.fixture(scope="module")

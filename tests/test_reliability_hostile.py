@@ -166,11 +166,8 @@ def daemon(tmp_path_factory: pytest.TempPathFactory, engine_env: Any) -> Iterato
 
 @pytest.fixture(scope="module")
 def session(daemon: Daemon) -> Iterator[SyncSession]:
-    s = SyncSession(daemon, "sse")
-    try:
+    with SyncSession(daemon, "sse") as s:
         yield s
-    finally:
-        s.close()
 
 
 def check(out: Outcome, tool: str, args: dict[str, Any]) -> None:
