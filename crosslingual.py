@@ -163,15 +163,24 @@ class _Built:
     given_names: frozenset[str]
 
 
-def _word_freq(words: set[str]) -> dict[str, int]:
-    """jieba's dictionary frequencies of `words`, read from its dict.txt (no segmenter is loaded)."""
+def jieba_dict_path() -> Path | None:
+    """jieba's dictionary file (word, frequency, part-of-speech tag a line), or None without jieba."""
     import importlib.util
 
     spec = importlib.util.find_spec("jieba")
     if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "dict.txt"
+    return path if path.exists() else None
+
+
+def _word_freq(words: set[str]) -> dict[str, int]:
+    """jieba's dictionary frequencies of `words`, read from its dict.txt (no segmenter is loaded)."""
+    path = jieba_dict_path()
+    if path is None:
         return {}
     out: dict[str, int] = {}
-    with (Path(spec.origin).parent / "dict.txt").open(encoding="utf-8") as fh:
+    with path.open(encoding="utf-8") as fh:
         for line in fh:
             word, _, rest = line.partition(" ")
             if word in words:

@@ -1,14 +1,18 @@
-"""English verbs from CC-CEDICT, for telling a sentence-initial verb ("Ask Priya", "Met Sam Altman")
-from the first word of a name ("Lake Geneva", "Apple Music").
+"""Word classes from the dictionaries already shipped, for telling names from the words around them.
 
-CC-CEDICT glosses a verb as "to X"; those X are the verbs. The file is read once, lazily (about 0.1 s),
-through crosslingual.cedict_path, so no second copy of the dictionary is shipped.
+English verbs from CC-CEDICT tell a sentence-initial verb ("Ask Priya", "Met Sam Altman") from the first
+word of a name ("Lake Geneva", "Apple Music"): CC-CEDICT glosses a verb as "to X"; those X are the verbs.
+Chinese function characters from jieba's dictionary tell a verb glued to a name (谢婷用 Vim: 谢婷 uses
+Vim) from the last character of a three-character name (张国立). Each file is read once, lazily (about
+0.1 s each), through crosslingual, so no second copy of a dictionary is shipped.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import crosslingual as xl
 
@@ -25,22 +29,44 @@ IRREGULAR_PAST = {
 }
 
 _lock = threading.Lock()
-_verbs: frozenset[str] | None = None
+_read: dict[str, frozenset[str]] = {}  # word classes read so far, by name: each file is read once
+# A character this frequent in jieba's dictionary, tagged verb, preposition, conjunction, adverb or particle
+# (是 797k, 用 77k, 住 30k), is a word of its own after a name far more often than a name's last character
+# (立 8k in 张国立, 华 4k in 刘德华).
+ZH_FUNCTION_CHAR_MIN_FREQ = 25000
+_ZH_FUNCTION_TAGS = ("v", "p", "c", "d", "u", "ul", "uj", "uz", "uv", "ud", "ug")
 
 
-def english_verbs() -> frozenset[str]:
-    """Base forms of the verbs CC-CEDICT glosses ("to ask" → ask); empty without the dictionary."""
-    global _verbs
+def _read_once(name: str, path: Path | None, pick: Callable[[str], Iterable[str]]) -> frozenset[str]:
+    """The words `pick` finds in the lines of `path`, read on the first call only; empty without the file."""
     with _lock:
-        if _verbs is None:
-            path = xl.cedict_path()
+        if name not in _read:
             found: set[str] = set()
             if path is not None:
                 with path.open(encoding="utf-8") as fh:
                     for line in fh:
-                        found.update(_VERB_GLOSS.findall(line))
-            _verbs = frozenset(found)
-    return _verbs
+                        found.update(pick(line))
+            _read[name] = frozenset(found)
+    return _read[name]
+
+
+def english_verbs() -> frozenset[str]:
+    """Base forms of the verbs CC-CEDICT glosses ("to ask" → ask); empty without the dictionary."""
+    return _read_once("verbs", xl.cedict_path(), _VERB_GLOSS.findall)
+
+
+def _function_char(line: str) -> tuple[str, ...]:
+    parts = line.split()
+    if len(parts) == 3 and len(parts[0]) == 1 and parts[2] in _ZH_FUNCTION_TAGS \
+            and int(parts[1]) >= ZH_FUNCTION_CHAR_MIN_FREQ:
+        return (parts[0],)
+    return ()
+
+
+def zh_function_chars() -> frozenset[str]:
+    """Single Chinese characters that are frequent function words or verbs (是, 在, 用, 住); empty
+    without jieba's dictionary."""
+    return _read_once("zh_function_chars", xl.jieba_dict_path(), _function_char)
 
 
 def is_verb(word: str, verbs: frozenset[str] | set[str]) -> bool:
