@@ -447,7 +447,10 @@ def english_kind(name: str, before: str, after: str, lexicon: Any = None) -> str
         if lexicon is not None and name.casefold() in lexicon.given_names \
                 and name.casefold() not in lexicon.common_en:
             return "person"  # "to Leo", "from Elena": a given name (not also a word, as Go is) after "to"
-        return "place" if lexicon is None or name.casefold() in lexicon.en_names else "concept"
+        if lexicon is None:
+            return "place"
+        kinds = {k for zh in lexicon.en_names.get(name.casefold(), ()) for _, k in lexicon.zh_names.get(zh, ())}
+        return "place" if kinds - {"person"} else "concept"  # "to Bach": a surname the dictionary knows
     if (_PERSON_CUE.match(after) or _FROM_ORG.match(after) or _PERSON_BEFORE.search(before[-20:])
             or _GREETED.search(before[-24:])) and not name.isupper():
         return "person"

@@ -147,6 +147,8 @@ def test_a_famous_surname_or_an_acronym_alone_is_no_person(lexicon: xl.Lexicon) 
     assert got == {"Kafka": "concept", "CI": "concept"}  # not Franz Kafka, not Song Ci, not 磁县 (Ci)
     assert mentions("Alice Chen works at Stripe in Dublin.", lexicon)["Dublin"] == "place"
     assert mentions("Mrs Patel teaches piano to Leo.", lexicon)["Leo"] == "person"  # Leo is also a sign
+    assert mentions("I listen to Bach while coding.", lexicon)["Bach"] != "place"  # a surname, after "to"
+    assert mentions("We moved to Barcelona.", lexicon)["Barcelona"] == "place"
 
 
 def test_honorifics_and_job_titles_are_no_names(lexicon: xl.Lexicon) -> None:
