@@ -191,6 +191,11 @@ FUNCTION_WORDS = frozenset(
     """bye goodbye whoa woah aww awww aw ah ahh ahem uh um uhh umm hmm mmm mm huh yay yup yea nah nope oops
     phew ugh oof ouch yum yikes haha hah ha lol gosh geez jeez welp gotcha gonna wanna gotta lemme kinda
     sorta dunno y'all ya""".split()
+) | frozenset(  # sentence adverbs ("Honestly the new camera…"); not any word in -ly: Ledgerly, Calendly are names
+    """honestly actually basically really seriously personally hopefully luckily unfortunately fortunately
+    finally obviously apparently definitely absolutely totally literally certainly clearly surely probably
+    lately recently thankfully sadly ideally generally usually normally originally eventually currently
+    anyway anyways meanwhile otherwise besides instead perhaps""".split()
 )
 
 _jieba_lock = threading.Lock()
@@ -347,12 +352,11 @@ GENERIC_ACRONYMS = frozenset("""API APIS SDK CLI GUI UI UX ML AI LLM ETL CTO CEO
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;。！？；\n]\s*|^\W*)$")
 
 
-_INFLECTIONS = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"), ("d", ""),
-                ("ily", "y"), ("ally", ""), ("ly", ""))
+_INFLECTIONS = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"), ("d", ""))
 
 
 def _is_common(word: str, common_words: Container[str]) -> bool:
-    """An ordinary English word in any of its inflections (Deploys, Moved, Running, Getting, Honestly)."""
+    """An ordinary English word in any of its inflections (Deploys, Moved, Running, Getting)."""
     w = word.casefold()
     forms = [w]
     for suf, rep in _INFLECTIONS:

@@ -163,6 +163,7 @@ def test_fragments_that_start_a_turn_are_no_names(lexicon: xl.Lexicon) -> None:
     assert mentions("Getting the alerts right took two sprints. Honestly it was worth it.", lexicon) == {}
     assert mentions("Bye Joanna, see you on Saturday!", lexicon) == {"Joanna": "person"}
     assert mentions("Woah, Lisbon was so hot.", lexicon) == {"Lisbon": "place"}
+    assert "Grammarly" in mentions("Grammarly checks every draft.", lexicon)  # grammar + ly, but a name
 
 
 def test_a_product_line_with_a_model_code_is_one_name(lexicon: xl.Lexicon) -> None:
