@@ -151,10 +151,8 @@ _CONTRACTION = re.compile(r"(?:['’](?:ve|ll|re|d|m)|n['’]t)$", re.I)
 _PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")
 # A product line with a model code ("ThinkPad X1 Carbon Gen 11", "MacBook Air M2"): one name, numbers
 # included, when a code of capitals and digits (X1, M2, S24; not a quarter, Q3) sits among its words.
-_MODEL_CODE = r"(?!Q[1-4]\b)[A-Z]{1,3}\d{1,4}[a-z]?"
-_MODEL_WORD = r"(?:[A-Z][A-Za-z]*[a-z][A-Za-z]*|[a-z][A-Z][A-Za-z]+)"
-_MODEL_LINE = re.compile(rf"(?<![\w@#$.-]){_MODEL_WORD}(?: (?:{_MODEL_WORD}|\d{{1,4}}(?![.,]\d)))*"
-                         rf"(?: {_MODEL_CODE})(?: (?:{_MODEL_WORD}|{_MODEL_CODE}|\d{{1,4}}(?![.,]\d)))*(?![\w-])")
+_MODEL_CODE = re.compile(r"(?!Q[1-4]$)[A-Z]{1,3}\d{1,4}[a-z]?")
+_MODEL_TOKEN = re.compile(r"[A-Za-z0-9]+")
 # Brand names that start with one small letter (iPhone, iPad, eBay, iOS).
 _SMALL_CAP = re.compile(r"(?<![\w@#$.-])[a-z][A-Z][A-Za-z]+(?![\w-])")
 _PERSON_CUE = re.compile(r"^\s*(?:said|says|told|asked|thinks|wants|likes|loves|prefers|uses|hates|reviews|"
@@ -485,17 +483,60 @@ def _trim_name(words: list[str]) -> tuple[list[str], int]:
     return words, lead
 
 
+def _model_part(tok: str) -> str:
+    """'code', 'word' (Carbon, ThinkPad, iPhone), 'number' (up to four digits) or '' for a product-line token."""
+    if _MODEL_CODE.fullmatch(tok):
+        return "code"
+    if tok[0].isupper() and tok.isalpha() and not tok.isupper() or (len(tok) > 2 and tok[0].islower()
+                                                                    and tok[1].isupper() and tok.isalpha()):
+        return "word"
+    return "number" if tok.isdigit() and len(tok) <= 4 else ""
+
+
+def _model_lines(text: str) -> list[tuple[int, int]]:
+    """Spans of product lines with a model code: from each code, out over the words, codes and numbers
+    one space apart, starting at a word. Linear in the text (a single regex for this backtracked badly)."""
+    toks = [(m.start(), m.end(), m.group(0)) for m in _MODEL_TOKEN.finditer(text)]
+    parts = [_model_part(t) for _, _, t in toks]
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(toks):
+        if parts[i] != "code" or (out and toks[i][0] < out[-1][1]):
+            i += 1
+            continue
+        lo = hi = i
+        while lo > 0 and parts[lo - 1] and text[toks[lo - 1][1]:toks[lo][0]] == " ":
+            lo -= 1
+        while hi + 1 < len(toks) and parts[hi + 1] and text[toks[hi][1]:toks[hi + 1][0]] == " " \
+                and not re.match(r"[.,]\d", text[toks[hi + 1][1]:toks[hi + 1][1] + 2]):  # not "3" of 3.12
+            hi += 1
+        while lo < i and parts[lo] != "word":
+            lo += 1  # a line starts at a word ("ThinkPad X1"), not at a number
+        start, end = toks[lo][0], toks[hi][1]
+        if parts[lo] == "word" and text[start - 1:start] not in ("@", "#", "$", ".", "-", "_") \
+                and text[end:end + 1] not in ("-", "_"):
+            out.append((start, end))
+        i = hi + 1
+    return out
+
+
 def _special_names(text: str) -> tuple[list[Mention], list[tuple[int, int]]]:
     """Names the capitalised-word scan would cut or miss, and their spans: dotted (Next.js), product lines
     with a model code (ThinkPad X1 Carbon), brands with a small first letter (iPhone), acronym plus word
     (VS Code)."""
     out: list[Mention] = []
     spans: list[tuple[int, int]] = []
-    for rx in (_DOTTED, _MODEL_LINE, _SMALL_CAP):
-        for m in rx.finditer(text):
-            if not any(a <= m.start() < b for a, b in spans):
-                out.append(Mention(m.group(0), "concept"))
-                spans.append((m.start(), m.end()))
+    for m in _DOTTED.finditer(text):
+        out.append(Mention(m.group(0), "concept"))
+        spans.append((m.start(), m.end()))
+    for a, b in _model_lines(text):
+        if not any(x <= a < y for x, y in spans):
+            out.append(Mention(text[a:b], "concept"))
+            spans.append((a, b))
+    for m in _SMALL_CAP.finditer(text):
+        if not any(a <= m.start() < b for a, b in spans):
+            out.append(Mention(m.group(0), "concept"))
+            spans.append((m.start(), m.end()))
     for m in _ACRONYM_NAME.finditer(text):
         if m.group(1) not in NOT_ACRONYMS | GENERIC_ACRONYMS and m.group(2).casefold() not in FUNCTION_WORDS \
                 and not any(a <= m.start() < b for a, b in spans):

@@ -5,6 +5,8 @@ The extractor runs as Memory.remember runs it: with CC-CEDICT's common words and
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import crosslingual as xl
@@ -172,6 +174,14 @@ def test_a_product_line_with_a_model_code_is_one_name(lexicon: xl.Lexicon) -> No
     assert mentions("Our main database is PostgreSQL 16.", lexicon) == {"PostgreSQL": "concept"}  # a version
     assert "iPad" in mentions("给妈妈买了一台 iPad。", lexicon)
     assert mentions("Rahul maintains the Airflow DAGs.", lexicon).keys() == {"Rahul", "Airflow"}
+
+
+def test_product_lines_are_found_in_linear_time() -> None:
+    # One regex for this backtracked: over two minutes on 5,000 characters of capitalised words.
+    text = "Word 12 Alpha. " * 2000 + "ThinkPad X1"
+    started = time.perf_counter()
+    assert er._model_lines(text) == [(len(text) - len("ThinkPad X1"), len(text))]
+    assert time.perf_counter() - started < 5
 
 
 def test_a_verb_jieba_glues_to_a_two_character_name_is_cut_off(lexicon: xl.Lexicon) -> None:
