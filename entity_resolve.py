@@ -139,6 +139,25 @@ _ORG_WORDS = frozenset("inc inc. corp corp. corporation ltd ltd. llc gmbh ag co 
                        "technologies capital partners ventures holdings".split())
 _PLACE_WORDS = frozenset("city street road avenue lake river mountain mount island bay county province state "
                          "park valley beach airport station".split())
+# Honorifics and kinship terms before a name ("Dr. Sousa", "Mrs Patel", "Grandma Rose"): no name themselves,
+# and the word after them names a person.
+HONORIFICS = frozenset("dr doctor mr mrs ms mx miss prof professor sir dame madam rev reverend grandma grandpa "
+                       "granny grandad uncle aunt auntie coach".split())
+_HONORIFIC_BEFORE = re.compile(r"\b(?:" + "|".join(sorted(HONORIFICS)) + r")\.?\s+$", re.I)
+# Head nouns of job titles: "Senior Staff Engineer", "Head of Platform" name a role, not one entity.
+_ROLE_WORDS = frozenset("engineer engineers developer developers manager managers director directors head lead "
+                        "officer president designer analyst architect scientist intern administrator consultant "
+                        "coordinator specialist recruiter chair".split())
+# Contractions ("You've", "We'll", "Can't", "She'd") are sentence fragments, never names.
+_CONTRACTION = re.compile(r"(?:['’](?:ve|ll|re|d|m)|n['’]t)$", re.I)
+# Plural acronyms ("DAGs", "PRs", "PDFs") are kinds of things, not a name nor part of one.
+_PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")
+# A product line with a model code ("ThinkPad X1 Carbon Gen 11", "MacBook Air M2"): one name, numbers
+# included, when a code of capitals and digits (X1, M2, S24; not a quarter, Q3) sits among its words.
+_MODEL_CODE = re.compile(r"(?!Q[1-4]$)[A-Z]{1,3}\d{1,4}[a-z]?")
+_MODEL_TOKEN = re.compile(r"[A-Za-z0-9]+")
+# Brand names that start with one small letter (iPhone, iPad, eBay, iOS).
+_SMALL_CAP = re.compile(r"(?<![\w@#$.-])[a-z][A-Z][A-Za-z]+(?![\w-])")
 _PERSON_CUE = re.compile(r"^\s*(?:said|says|told|asked|thinks|wants|likes|loves|prefers|uses|hates|reviews|"
                          r"lives|lived|works|worked|"
                          r"leads|manages|joined|moved|and\s+I|['’]s\s+(?:wife|husband|partner|son|daughter|mother|"
@@ -148,6 +167,9 @@ _PERSON_BEFORE = re.compile(r"\b(?:ask|asked|met|meet|told|tell|ping|pinged|than
                             r"emailed|pair|pairs|paired)\s+(?:with\s+)?$", re.I)
 _ORG_BEFORE = re.compile(r"\b(?:(?:works?|worked|working|interns?|interned|jobs?)\s+(?:at|for)|joined|"
                          r"contract\s+with|[A-Z][a-z]+\s+from)\s+$")
+# A name greeted or thanked at the start of a turn is a person ("Bye Joanna!", "Thanks, Nate").
+_GREETED = re.compile(r"(?:^|[.!?:\n]\s*)(?:hi|hello|hey|bye|goodbye|thanks|thank\s+you|congrats|"
+                      r"congratulations|welcome|dear|good\s+(?:morning|night))[,!]?\s+$", re.I)
 _FROM_ORG = re.compile(r"^\s+from\s+(?:the\s+)?[A-ZÀ-ÖØ-Þ]")  # "Sarah from Acme Corp": a person from an org
 _PLACE_CUE = re.compile(r"\b(?:in|to|from|near|at|visit|visited|visiting|based in|moved to|lives in|flew to)\s+$")
 _HASHTAG = re.compile(r"(?<![\w#&])#([^\s#\d][^\s#]{0,63})")
@@ -166,6 +188,15 @@ FUNCTION_WORDS = frozenset(
     monday tuesday wednesday thursday friday saturday sunday january february march april may june july
     august september october november december great good nice cool awesome congrats congratulations
     that's it's i'm i've i'd i'll you're we're they're there's here's what's how's""".split()
+) | frozenset(  # interjections and spoken contractions: chat turns start with them ("Bye Joanna!", "Woah,")
+    """bye goodbye whoa woah aww awww aw ah ahh ahem uh um uhh umm hmm mmm mm huh yay yup yea nah nope oops
+    phew ugh oof ouch yum yikes haha hah ha lol gosh geez jeez welp gotcha gonna wanna gotta lemme kinda
+    sorta dunno y'all ya""".split()
+) | frozenset(  # sentence adverbs ("Honestly the new camera…"); not any word in -ly: Ledgerly, Calendly are names
+    """honestly actually basically really seriously personally hopefully luckily unfortunately fortunately
+    finally obviously apparently definitely absolutely totally literally certainly clearly surely probably
+    lately recently thankfully sadly ideally generally usually normally originally eventually currently
+    anyway anyways meanwhile otherwise besides instead perhaps""".split()
 )
 
 _jieba_lock = threading.Lock()
@@ -287,6 +318,8 @@ def _chinese_name_at(toks: list[_Tok], i: int, lexicon: Any) -> tuple[str, str, 
             if kind:
                 return joined, kind, j
     kind = _jieba_kind(word, flag, lexicon)
+    if kind == "person" and len(word) == 3 and word[2] in _zh_function_chars():
+        return word[:2], kind, i + 1  # 谢婷用 (Vim), 郑浩是: jieba glued a verb to a two-character name
     unknown_noun = kind is None and flag.startswith("n") and lexicon is not None and word not in lexicon.zh2en
     if lexicon is not None and i + 1 < len(toks) and toks[i + 1].word in ZH_ORG_SUFFIXES and len(word) >= 2 \
             and (kind not in (None, "place") or unknown_noun):  # 星展/银行, but 深圳/研究所 stays a place
@@ -317,17 +350,23 @@ NOT_ACRONYMS = frozenset("I A OK AM PM TV ID FAQ FYI ASAP ETA TBD TODO LOL OMG B
 # CI stays a name: a team has one CI system, and questions name it ("before we switched CI providers").
 GENERIC_ACRONYMS = frozenset("""API APIS SDK CLI GUI UI UX ML AI LLM ETL CTO CEO CFO COO CPO VP HR QA PR PRS MR
     DB SQL OS CPU GPU RAM SSD HDD PDF CSV JSON XML YAML HTML CSS URL URI HTTP HTTPS DNS TLS SSL VPN IP TCP UDP
-    KPI OKR SLA SLO MVP ROI PM PMS EOD EOW OOO WFH PTO""".split())
+    KPI OKR SLA SLO MVP ROI PM PMS EOD EOW OOO WFH PTO SRE SRES SWE SDE EM TL PO""".split())
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;。！？；\n]\s*|^\W*)$")
 
 
+_INFLECTIONS = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"), ("d", ""))
+
+
 def _is_common(word: str, common_words: Container[str]) -> bool:
-    """An ordinary English word in any of its inflections (Deploys, Moved, Running)."""
+    """An ordinary English word in any of its inflections (Deploys, Moved, Running, Getting)."""
     w = word.casefold()
     forms = [w]
-    for suf, rep in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"), ("d", "")):
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            forms.append(w[: -len(suf)] + rep)
+    for suf, rep in _INFLECTIONS:
+        if w.endswith(suf) and len(w) - len(suf) >= (2 if suf == "ing" else 3):  # Being, Doing
+            stem = w[: -len(suf)]
+            forms.append(stem + rep)
+            if suf in ("ed", "ing") and stem[-1] == stem[-2] and stem[-1] not in "aeiouls":
+                forms.append(stem[:-1])  # getting → get, planned → plan (but not calling → cal)
     return any(f in common_words for f in forms)
 
 
@@ -339,6 +378,10 @@ def _is_function_word(name: str) -> bool:
 
 def _is_irregular_past(word: str) -> bool:
     return word.casefold() in entity_kinds.IRREGULAR_PAST
+
+
+def _zh_function_chars() -> frozenset[str]:
+    return entity_kinds.zh_function_chars()
 
 
 def _english_verbs() -> frozenset[str]:
@@ -367,17 +410,30 @@ def _leading_verb(words: list[str], piece: str, before: str, after: str, verbs: 
     return entity_kinds.is_verb(first, verbs)
 
 
+def _dictionary_kind(name: str, lexicon: Any) -> str | None:
+    """The kind CC-CEDICT gives this very name: a place, org or person it glosses by this name, not by a
+    longer one. "Kafka" is only the surname in Franz Kafka: a surname alone is no evidence of a person (the
+    tool Kafka). An acronym must be written so in the dictionary too: "CI" is not 磁县 (Ci, a county)."""
+    for zh in lexicon.en_names.get(name.casefold(), ()):
+        for named, kind in lexicon.zh_names.get(zh, ()):
+            same = named == name if name.isupper() else named.casefold() == name.casefold()
+            if kind != "concept" and same:
+                return kind
+    return None
+
+
 def english_kind(name: str, before: str, after: str, lexicon: Any = None) -> str:
     """person, place, org or concept for an English name, from its own words, CC-CEDICT and its context."""
     words = name.split()
     last = words[-1].casefold()
     if last in _ORG_WORDS and len(words) > 1:
         return "org"
+    if _HONORIFIC_BEFORE.search(before[-16:]) and not name.isupper():
+        return "person"  # "Dr. Sousa", "Mrs Patel"
     if lexicon is not None:
-        for zh in lexicon.en_names.get(name.casefold(), ()):
-            kinds = [k for _, k in lexicon.zh_names.get(zh, ()) if k != "concept"]
-            if kinds:
-                return kinds[0]
+        kind = _dictionary_kind(name, lexicon)
+        if kind:
+            return kind
         if len(words) in (2, 3) and (words[0].casefold() in lexicon.given_names or any(
                 k == "person" for zh in lexicon.en_names.get(last, ()) for _, k in lexicon.zh_names.get(zh, ()))):
             return "person"  # a known given name or surname: Bob Müller, Alice Chen
@@ -386,32 +442,117 @@ def english_kind(name: str, before: str, after: str, lexicon: Any = None) -> str
     if _ORG_BEFORE.search(before[-30:]):
         return "org"
     if _PLACE_CUE.search(before[-20:]) and not name.isupper():
-        return "place" if lexicon is None or name.casefold() in lexicon.en_names else "concept"
-    if (_PERSON_CUE.match(after) or _FROM_ORG.match(after) or _PERSON_BEFORE.search(before[-20:])) \
-            and not name.isupper():
+        if lexicon is not None and name.casefold() in lexicon.given_names \
+                and name.casefold() not in lexicon.common_en:
+            return "person"  # "to Leo", "from Elena": a given name (not also a word, as Go is) after "to"
+        if lexicon is None:
+            return "place"
+        kinds = {k for zh in lexicon.en_names.get(name.casefold(), ()) for _, k in lexicon.zh_names.get(zh, ())}
+        return "place" if kinds - {"person"} else "concept"  # "to Bach": a surname the dictionary knows
+    if (_PERSON_CUE.match(after) or _FROM_ORG.match(after) or _PERSON_BEFORE.search(before[-20:])
+            or _GREETED.search(before[-24:])) and not name.isupper():
         return "person"
     return "concept"
+
+
+def _is_role_title(words: list[str], common_words: Container[str] | None) -> bool:
+    """A job title in capitals ("Senior Staff Engineer", "Head of Platform"): ordinary words around a role."""
+    if not common_words or len(words) < 2:
+        return False
+    low = [w.casefold() for w in words]
+    role = low[-1] in _ROLE_WORDS or (low[0] in _ROLE_WORDS and low[1] == "of")
+    return role and all(w in ("of", "and") or _is_common(w, common_words) for w in low)
+
+
+def _trim_name(words: list[str]) -> tuple[list[str], int]:
+    """The words of a name without leading function words and contractions ("What Alice said", "You've"),
+    a leading honorific ("Dr Sousa"), trailing joiners and plural acronyms ("Airflow DAGs"); and how many
+    function words led."""
+    lead = 0
+    while words and (words[0].casefold().strip("'’") in FUNCTION_WORDS or _CONTRACTION.search(words[0])):
+        words.pop(0)
+        lead += 1
+    if words and words[0].casefold().rstrip(".") in HONORIFICS:
+        words.pop(0)
+    while words and (words[-1].casefold() in ("of", "de", "van") or _PLURAL_ACRONYM.fullmatch(words[-1])):
+        words.pop()
+    return words, lead
+
+
+def _model_part(tok: str) -> str:
+    """'code', 'word' (Carbon, ThinkPad, iPhone), 'number' (up to four digits) or '' for a product-line token."""
+    if _MODEL_CODE.fullmatch(tok):
+        return "code"
+    if tok[0].isupper() and tok.isalpha() and not tok.isupper() or (len(tok) > 2 and tok[0].islower()
+                                                                    and tok[1].isupper() and tok.isalpha()):
+        return "word"
+    return "number" if tok.isdigit() and len(tok) <= 4 else ""
+
+
+def _model_lines(text: str) -> list[tuple[int, int]]:
+    """Spans of product lines with a model code: from each code, out over the words, codes and numbers
+    one space apart, starting at a word. Linear in the text (a single regex for this backtracked badly)."""
+    toks = [(m.start(), m.end(), m.group(0)) for m in _MODEL_TOKEN.finditer(text)]
+    parts = [_model_part(t) for _, _, t in toks]
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(toks):
+        if parts[i] != "code" or (out and toks[i][0] < out[-1][1]):
+            i += 1
+            continue
+        lo = hi = i
+        while lo > 0 and parts[lo - 1] and text[toks[lo - 1][1]:toks[lo][0]] == " ":
+            lo -= 1
+        while hi + 1 < len(toks) and parts[hi + 1] and text[toks[hi][1]:toks[hi + 1][0]] == " " \
+                and not re.match(r"[.,]\d", text[toks[hi + 1][1]:toks[hi + 1][1] + 2]):  # not "3" of 3.12
+            hi += 1
+        while lo < i and parts[lo] != "word":
+            lo += 1  # a line starts at a word ("ThinkPad X1"), not at a number
+        start, end = toks[lo][0], toks[hi][1]
+        if parts[lo] == "word" and text[start - 1:start] not in ("@", "#", "$", ".", "-", "_") \
+                and text[end:end + 1] not in ("-", "_"):
+            out.append((start, end))
+        i = hi + 1
+    return out
+
+
+def _special_names(text: str) -> tuple[list[Mention], list[tuple[int, int]]]:
+    """Names the capitalised-word scan would cut or miss, and their spans: dotted (Next.js), product lines
+    with a model code (ThinkPad X1 Carbon), brands with a small first letter (iPhone), acronym plus word
+    (VS Code)."""
+    out: list[Mention] = []
+    spans: list[tuple[int, int]] = []
+    for m in _DOTTED.finditer(text):
+        out.append(Mention(m.group(0), "concept"))
+        spans.append((m.start(), m.end()))
+    for a, b in _model_lines(text):
+        if not any(x <= a < y for x, y in spans):
+            out.append(Mention(text[a:b], "concept"))
+            spans.append((a, b))
+    for m in _SMALL_CAP.finditer(text):
+        if not any(a <= m.start() < b for a, b in spans):
+            out.append(Mention(m.group(0), "concept"))
+            spans.append((m.start(), m.end()))
+    for m in _ACRONYM_NAME.finditer(text):
+        if m.group(1) not in NOT_ACRONYMS | GENERIC_ACRONYMS and m.group(2).casefold() not in FUNCTION_WORDS \
+                and not any(a <= m.start() < b for a, b in spans):
+            out.append(Mention(m.group(0), "concept"))  # VS Code, AWS Lambda: an acronym naming with a word
+            spans.append((m.start(), m.end()))
+    return out, spans
 
 
 def english_proper_nouns(text: str, common_words: Container[str] | None = None,
                          lexicon: Any = None) -> list[Mention]:
     """Capitalized names, product names with dots (Next.js) and all-caps acronyms (SAP, AWS), without
-    sentence-initial function words, possessives ("Dana's" → Dana) or trailing punctuation.
+    sentence-initial function words, possessives ("Dana's" → Dana), honorifics, job titles or trailing
+    punctuation.
 
     `common_words` (lowercase ordinary English words) drops a single capitalized word that only
     starts a sentence ("Never book meetings…", "Deploys go to…"); inside a sentence a capital still
     marks a name. With the CC-CEDICT `lexicon`, kinds come from the dictionary where it knows the name.
     """
-    out = []
-    spans: list[tuple[int, int]] = []
     verbs = _english_verbs() if lexicon is not None else None
-    for m in _DOTTED.finditer(text):
-        out.append(Mention(m.group(0), "concept"))
-        spans.append((m.start(), m.end()))
-    for m in _ACRONYM_NAME.finditer(text):
-        if m.group(1) not in NOT_ACRONYMS | GENERIC_ACRONYMS and m.group(2).casefold() not in FUNCTION_WORDS:
-            out.append(Mention(m.group(0), "concept"))  # VS Code, AWS Lambda: an acronym naming with a word
-            spans.append((m.start(), m.end()))
+    out, spans = _special_names(text)
     for m in _PROPER.finditer(text):
         if any(a <= m.start() < b for a, b in spans):
             continue
@@ -420,21 +561,14 @@ def english_proper_nouns(text: str, common_words: Container[str] | None = None,
         for piece in _POSSESSIVE.split(m.group(0)):
             start = offset
             offset += len(piece) + 2
-            words = piece.split()
-            # Drop leading function words ("What Alice said" → "Alice").
-            lead = 0
-            while words and words[0].casefold().strip("'’") in FUNCTION_WORDS:
-                words.pop(0)
-                lead += 1
-            while words and words[-1].casefold() in ("of", "de", "van"):
-                words.pop()
+            words, lead = _trim_name(piece.split())
             if verbs and len(words) > 1 and _leading_verb(words, piece, text[:start], text[start + len(piece):],
                                                           verbs, lexicon):
                 words.pop(0)  # "Ask Priya", "Met Sam Altman": the verb that starts the sentence is no name
-            if not words:
+            if not words or _is_role_title(words, common_words):
                 continue
             name = " ".join(words).strip("'’-")
-            if _is_function_word(name) or len(name) < 2:
+            if _is_function_word(name) or len(name) < 2 or name.casefold().rstrip(".") in HONORIFICS:
                 continue
             at = text.find(name, start)
             at = start if at < 0 else at

@@ -1750,6 +1750,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "also list each sentence's spurious, missed and wrongly kinded entities",
         "zh": "同时列出每句多出、漏掉和类型错误的实体",
     },
+    "cli.help.entities_split": {
+        "en": "with --verbose, list only the sentences of this split (e.g. dev, to tune without reading "
+              "the held-out ones)",
+        "zh": "与 --verbose 同用时，只列出这一划分的句子（例如 dev，调参时不看留出集）",
+    },
     # --- (end of issue 14) ---
 }
 

@@ -172,6 +172,11 @@ def main(argv: list[str] | None = None) -> int:
           f"disabled={','.join(disable) or '-'}  enabled={','.join(enable) or '-'}  "
           f"set={','.join(f'{k}={v}' for k, v in settings.items()) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
     print(table(["category"] + cols, rows))
+    by_conv = {ns: score([q for q in per_q if q["namespace"] == ns]) for ns in namespaces}
+    if len(by_conv) > 1:  # a change that lifts one conversation and lowers the others has not generalised
+        print()
+        print(table(["conversation"] + cols, [[ns.removeprefix("locomo-")] + [
+            int(m["n"]) if k == "n" else m.get(k, float("nan")) for k in cols] for ns, m in by_conv.items()]))
     print("\nfull table: any/frac/all @1/5/10 overall: "
           + "  ".join(f"{m}@{k}={fmt(overall.get(f'{m}@{k}', float('nan')))}" for m in ("any", "frac", "all") for k in KS))
     p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
@@ -185,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable, "enabled": enable,
                    "backend": args.url or "in-process", "overall": overall,
                    "by_category": {str(c): m for c, m in by_cat.items()},
+                   "by_conversation": {ns.removeprefix("locomo-"): m for ns, m in by_conv.items()},
                    "latency_ms": {"p50": p50, "p95": p95}, "ingest_s": ingest_s}
         write_json(args.json, payload)
     return 0

@@ -15,7 +15,6 @@ recalls on the 10k store, docs/BENCHMARKS.md).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import logging
 import math
 import os
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import entity_resolve as er
-from lang.cedict import cedict_path
+from lang.cedict import cedict_path, jieba_dict_path
 from lang.stopwords import EN_STOP
 
 log = logging.getLogger("memlane")
@@ -163,12 +162,11 @@ class _Built:
 
 def _word_freq(words: set[str]) -> dict[str, int]:
     """jieba's dictionary frequencies of `words`, read from its dict.txt (no segmenter is loaded)."""
-
-    spec = importlib.util.find_spec("jieba")
-    if spec is None or spec.origin is None:
+    path = jieba_dict_path()
+    if path is None:
         return {}
     out: dict[str, int] = {}
-    with (Path(spec.origin).parent / "dict.txt").open(encoding="utf-8") as fh:
+    with path.open(encoding="utf-8") as fh:
         for line in fh:
             word, _, rest = line.partition(" ")
             if word in words:

@@ -35,6 +35,21 @@ def test_locomo_turns_follow_the_black_box_convention() -> None:
     assert eval_locomo.SOURCE == "locomo"
 
 
+def test_eval_locomo_reports_each_conversation(tmp_path: Path) -> None:
+    def toy(sid: str, pet: str) -> dict[str, Any]:
+        return {"sample_id": sid, "conversation": {
+            "speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": f"I adopted a {pet} last week."},
+                          {"speaker": "Bo", "dia_id": "D1:2", "text": "I am training for a marathon."}]},
+            "qa": [{"question": "What pet did Ann adopt?", "answer": pet, "evidence": ["D1:1"], "category": 4}]}
+
+    path, out = tmp_path / "toy.json", tmp_path / "out.json"
+    path.write_text(json.dumps([toy("one", "cat"), toy("two", "parrot")]), encoding="utf-8")
+    assert eval_locomo.main([str(path), "--db", str(tmp_path / "toy.db"), "--json", str(out)]) == 0
+    by_conv = json.loads(out.read_text(encoding="utf-8"))["by_conversation"]
+    assert set(by_conv) == {"one", "two"} and all(m["n"] == 1 for m in by_conv.values())
+
+
 # ---------------------------------------------------------------- threads
 
 import dataclasses  # noqa: E402
