@@ -166,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     cols = ["n", "any@1", "any@5", "any@10", "frac@5", "frac@10", "all@10", "mrr", "session@10"]
     rows = [[f"{c} {CATEGORY_NAMES.get(c, '')}".strip()] + [int(m["n"]) if k == "n" else m.get(k, float("nan"))
                                                             for k in cols] for c, m in by_cat.items()]
+    by_conv = {ns: score([q for q in per_q if q["namespace"] == ns]) for ns in namespaces}
+    if len(by_conv) > 1:  # each conversation, then the pool
+        rows += [[ns.removeprefix("locomo-")] + [int(m["n"]) if k == "n" else m.get(k, float("nan")) for k in cols]
+                 for ns, m in by_conv.items()]
     rows.append(["overall"] + [int(overall["n"]) if k == "n" else overall.get(k, float("nan")) for k in cols])
     print(f"\nLoCoMo turn-level recall: {args.path}  lanes={','.join(lanes or LANE_NAMES)}  "
           f"disabled={','.join(disable) or '-'}  enabled={','.join(enable) or '-'}  "
@@ -184,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable, "enabled": enable,
                    "backend": args.url or "in-process", "overall": overall,
                    "by_category": {str(c): m for c, m in by_cat.items()},
+                   "by_conversation": by_conv,
                    "latency_ms": {"p50": p50, "p95": p95}, "ingest_s": ingest_s}
         write_json(args.json, payload)
     return 0
