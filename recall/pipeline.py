@@ -243,10 +243,13 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
         except Exception:  # the embedder is down: lexical lanes still answer, relevance reads the words alone
             qv, group, asked = None, None, None
     rel = relevance_of(store, plan, cands, fused, qv, group, reads, asked)
-    if plan.cfg.relevance_order:
-        cands = relevance.banded(cands, rel)
+    if plan.cfg.relevance_order:  # a reply placed above the question it answers is as relevant as it
+        for reply, question in fused.replied.items():
+            if reply in rel and question in rel:
+                rel[reply] = max(rel[reply], rel[question])
     kept = [s for s in cands if rel[s] >= plan.min_relevance][: plan.k]
-    if plan.cfg.relevance_order:
+    if plan.cfg.relevance_order:  # among the kept hits only: a low band never lets a deeper hit in
+        kept = relevance.banded(kept, rel)
         rel = relevance.capped(kept, rel)
     return (hydrate.hits(store, kept, rrf, scores, fused, plan.flt.namespace, rel, threads=full, reads=reads),
             results, wall)

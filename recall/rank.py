@@ -159,4 +159,5 @@ def replies(store: Store, plan: Plan, fused: Fused, scores: dict[int, float],
             reply = after[0]
             out[reply] = max(out.get(reply, float("-inf")), scores[seq] + step)
             fused.ranks.setdefault(reply, {})
+            fused.replied.setdefault(reply, seq)
     return out

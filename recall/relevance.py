@@ -15,8 +15,15 @@ memory is compared with text that has nothing to do with the question:
 - **names**: a query that names something (Kafka, Caroline, 北京) which the memory never mentions is about
   something else, however close the wording.
 
+- **what is asked** (issue 27): a name most candidates mention (Dana in a namespace about Dana, a chat's
+  speaker) lifts every one of them far above the cohort, so for a memory that mentions it the vector
+  evidence is that of the query without the name, give or take ASKED_LIFT ("What is blood type?"), and
+  the lexical evidence that of the words outside the name (or a predicate class both state).
+
 The parts combine by a noisy OR of the vector and lexical evidence, scaled down when the named things
 are missing. The constants are round numbers, chosen on the dev sets' distributions (docs/QUALITY.md).
+Hits are then shown in relevance bands with relevance capped down the list (`banded`, `capped`), and a
+memory the query quotes word for word has relevance 1 (`quotes`, `quoted`).
 """
 
 from __future__ import annotations
