@@ -103,6 +103,13 @@ class Config:
     # hands its place to the memory after it in its thread: the reply. Client- or session-asserted
     # threads only. LoCoMo dev any@1 0.387 -> 0.433, bilingual dev unchanged (docs/QUALITY.md).
     replies: bool = True
+    # Relevance of a question that names someone reads what it asks about them (the question without
+    # its names) for a memory that mentions the name (issue 27; docs/QUALITY.md).
+    asked_relevance: bool = True
+    # Hits are ordered by relevance band, then by rank, and relevance never rises down the list (issue 27).
+    relevance_order: bool = True
+    # A memory that holds the query (or a span it quotes) word for word ranks first (issue 27).
+    verbatim: bool = True
     # Relative times resolved to dates: the lexical lane matches a question's dates against them and
     # "when" questions prefer memories that carry a date (docs/QUALITY.md).
     time_grounding: bool = True

@@ -29,6 +29,7 @@ class Fused:
     scores: dict[int, float]
     ranks: dict[int, dict[str, int]]
     matched_fact: dict[int, int]
+    replied: dict[int, int] = field(default_factory=dict)  # a reply placed above a hit (rank.replies) → that hit
 
 
 def rrf_merge(lists: list[list[int]]) -> list[int]:

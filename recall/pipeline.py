@@ -135,25 +135,59 @@ def fuse(store: Store, plan: Plan, results: dict[str, LaneResult]) -> Fused:
     return fuse_lanes(results, parents, plan.q.stock_codes, store.linked)
 
 
+def asked_of(plan: Plan, seqs: list[int], reads: Reads) -> tuple[str, list[tuple[str, ...]]] | None:
+    """What the query asks about the names the candidates share (relevance.common_names): its text
+    without them and its content words outside them; None when it names none of them."""
+    terms = plan.q.relevance_terms
+    if not terms.names or not seqs:
+        return None
+    contents = reads.contents(seqs)
+    common = relevance.common_names(terms, [contents.get(s, "") for s in seqs])
+    text = relevance.without_names(plan.query, common) if common else None
+    return (text, terms.without(common)) if text else None
+
+
 def relevance_of(store: Store, plan: Plan, seqs: list[int], fused: Fused, qv: np.ndarray | None,
-                 cohort: relevance.Cohort | None, reads: Reads | None = None) -> dict[int, float]:
-    """Relevance of each candidate (recall/relevance.py); a memory found through a fact takes the closer vector."""
+                 cohort: relevance.Cohort | None, reads: Reads | None = None,
+                 asked: tuple[np.ndarray, list[tuple[str, ...]]] | None = None) -> dict[int, float]:
+    """Relevance of each candidate (recall/relevance.py); a memory found through a fact takes the closer
+    vector. `asked`: the vector and content words of what the query asks about the names its candidates
+    share (asked_of), if any."""
+    asked_v = asked[0] if asked is not None else None
     facts = {s: fused.matched_fact[s] for s in seqs if s in fused.matched_fact}
-    probe = cohort.probe(qv, plan.q.analysis.lang) if qv is not None and cohort is not None else None
-    sims = store.similarities([*seqs, *facts.values()], probe) if probe is not None else {}
-    stats = cohort.stats(qv) if sims and cohort is not None and qv is not None else {}
+    zs_of: dict[int, float] = {}
+    asked_zs: dict[int, float] = {}
+    if qv is not None and cohort is not None:
+        lead = [qv] if asked_v is None else [qv, asked_v]
+        probe = cohort.probe(lead, plan.q.analysis.lang)
+        sims = store.similarities([*seqs, *facts.values()], probe)
+        if sims:
+            n = len(lead)
+            zs_of = relevance.symmetric_zs({s: (c[[0, *range(n, len(c))]], lang) for s, (c, lang) in sims.items()},
+                                           cohort.stats(qv))
+            if asked_v is not None:
+                asked_zs = relevance.symmetric_zs({s: (c[1:], lang) for s, (c, lang) in sims.items()},
+                                                  cohort.stats(asked_v))
     reads = reads or Reads(store)
     contents = reads.contents(seqs)
     terms = plan.q.relevance_terms
     names = reads.alias_norms(seqs) if terms.names else {}
     stored = relevance.names_stored(store, plan.flt, terms) if seqs else True
-    zs_of = relevance.symmetric_zs(sims, stats)
+
+    def best(of: dict[int, float], seq: int) -> float | None:
+        zs = [of[s] for s in (seq, facts.get(seq)) if s in of]
+        return max(zs) if zs else None
+
     out = {}
     for seq in seqs:
-        zs = [zs_of[s] for s in (seq, facts.get(seq)) if s in zs_of]
         text = contents.get(seq, "")
-        out[seq] = relevance.score(max(zs) if zs else None, relevance.coverage(terms, text),
-                                   relevance.names_found(terms, text, names.get(seq, set())), stored)
+        sig = relevance.Signals(best(zs_of, seq), relevance.coverage(terms, text),
+                                relevance.names_found(terms, text, names.get(seq, set())), stored,
+                                best(asked_zs, seq) if asked is not None else None,
+                                relevance.asked_coverage(terms, text, asked[1], plan.q.predicate_classes)
+                                if asked is not None else 1.0,
+                                plan.cfg.verbatim and relevance.quoted(plan.q.quotes, text))
+        out[seq] = relevance.score(sig)
     return out
 
 
@@ -196,15 +230,26 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
     scores = rank.earned(store, plan, fused, scores, reads)
     if plan.cfg.replies:
         scores = rank.replies(store, plan, fused, scores, reads)
+    if plan.cfg.verbatim:
+        scores = rank.verbatim(store, plan, scores, reads)
     order = rank.ordered(scores, fused)
     cands = order[: plan.k * relevance.RELEVANCE_DEPTH]
-    qv, group = None, None
+    qv, group, asked = None, None, None
     if cands and cohort is not None:
         try:
             qv, group = embed(plan.query), cohort()
+            text_words = asked_of(plan, cands, reads) if plan.cfg.asked_relevance else None
+            asked = (embed(text_words[0]), text_words[1]) if text_words else None
         except Exception:  # the embedder is down: lexical lanes still answer, relevance reads the words alone
-            qv, group = None, None
-    rel = relevance_of(store, plan, cands, fused, qv, group, reads)
+            qv, group, asked = None, None, None
+    rel = relevance_of(store, plan, cands, fused, qv, group, reads, asked)
+    if plan.cfg.relevance_order:  # a reply placed above the question it answers is as relevant as it
+        for reply, question in fused.replied.items():
+            if reply in rel and question in rel:
+                rel[reply] = max(rel[reply], rel[question])
     kept = [s for s in cands if rel[s] >= plan.min_relevance][: plan.k]
+    if plan.cfg.relevance_order:  # among the kept hits only: a low band never lets a deeper hit in
+        kept = relevance.banded(kept, rel)
+        rel = relevance.capped(kept, rel)
     return (hydrate.hits(store, kept, rrf, scores, fused, plan.flt.namespace, rel, threads=full, reads=reads),
             results, wall)

@@ -80,6 +80,11 @@ class QueryInfo:
         return rel.Terms.of(latin, cjk, self.analysis.proper_nouns)
 
     @cached_property
+    def quotes(self) -> tuple[str, ...]:
+        """What a memory that the query quotes would hold word for word (relevance.quotes)."""
+        return rel.quotes(self.text)
+
+    @cached_property
     def parts(self) -> list[QueryInfo]:
         """The sub-questions of a compound question ([] for a single one)."""
         return [QueryInfo(p, self._terms) for p in qp.split_query(self.text, terms=self.terms)]

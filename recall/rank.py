@@ -77,6 +77,26 @@ def expand_context(store: Store, plan: Plan, fused: Fused, scores: dict[int, flo
     return out
 
 
+def verbatim(store: Store, plan: Plan, scores: dict[int, float], reads: Reads | None = None) -> dict[int, float]:
+    """A memory that holds the query (or a span it quotes) word for word ranks above every other: among
+    near-identical memories ("note 7: … rack 7", "note 8: … rack 8") the lanes cannot tell the quoted one
+    apart, since they read words and meaning, not the exact string."""
+    quotes = plan.q.quotes
+    if not quotes or not scores:
+        return scores
+    top = sorted(scores, key=lambda s: -scores[s])[:RERANK_DEPTH]
+    contents = (reads or Reads(store)).contents(top)
+    hits = [s for s in top if rel.quoted(quotes, contents.get(s, ""))]
+    if not hits:
+        return scores
+    out = dict(scores)
+    ceiling = max(scores.values())
+    step = abs(ceiling) * 1e-6 or 1e-9
+    for i, seq in enumerate(sorted(hits, key=lambda s: -scores[s])):
+        out[seq] = ceiling + step * (len(hits) - i)
+    return out
+
+
 AGREEING = ("vector", "meta")  # the lanes that read the memory's own words and meaning
 STRUCTURAL = frozenset({"graph", "entity"})  # the lanes that reach a memory through entities and relations
 
@@ -139,4 +159,5 @@ def replies(store: Store, plan: Plan, fused: Fused, scores: dict[int, float],
             reply = after[0]
             out[reply] = max(out.get(reply, float("-inf")), scores[seq] + step)
             fused.ranks.setdefault(reply, {})
+            fused.replied.setdefault(reply, seq)
     return out

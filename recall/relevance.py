@@ -15,8 +15,15 @@ memory is compared with text that has nothing to do with the question:
 - **names**: a query that names something (Kafka, Caroline, 北京) which the memory never mentions is about
   something else, however close the wording.
 
+- **what is asked** (issue 27): a name most candidates mention (Dana in a namespace about Dana, a chat's
+  speaker) lifts every one of them far above the cohort, so for a memory that mentions it the vector
+  evidence is that of the query without the name, give or take ASKED_LIFT ("What is blood type?"), and
+  the lexical evidence that of the words outside the name (or a predicate class both state).
+
 The parts combine by a noisy OR of the vector and lexical evidence, scaled down when the named things
 are missing. The constants are round numbers, chosen on the dev sets' distributions (docs/QUALITY.md).
+Hits are then shown in relevance bands with relevance capped down the list (`banded`, `capped`), and a
+memory the query quotes word for word has relevance 1 (`quotes`, `quoted`).
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ import numpy as np
 
 import entity_resolve as er
 from lang import crosslingual as xl
+from lang import predicates as rr
+from lang import query_plan as qp
 
 MIN_RELEVANCE = 0.32  # memory_recall's default min_relevance (docs/QUALITY.md: foreign questions)
 RELEVANCE_DEPTH = 3  # candidates scored per requested hit (top_k × this), so filtering can fill in from below
@@ -39,6 +48,10 @@ Z_MID, Z_SCALE = 2.6, 0.4  # vector evidence is 0.5 at Z_MID cohort standard dev
 LEX_WEIGHT = 0.6  # full lexical coverage alone gives this much evidence
 NAME_MISSING = 0.7  # kept share of the evidence when none of the query's names is in the memory
 NAME_UNKNOWN = 0.6  # kept share when none of them is anywhere in the namespace
+BAND = 0.5  # hits are ordered by relevance band (floor(relevance / BAND)), then by their rank
+QUOTE_MIN = 12  # characters a query (or a quoted span of it) needs to be read as a verbatim quote
+COMMON_SHARE = 0.25  # a query name in this share of the candidates is what the namespace is about
+ASKED_LIFT = 1.0  # a memory that mentions the query's name: its z is at most the unnamed query's z plus this
 
 # Passages about everything and nothing in particular: the background a relevant memory must stand out from.
 COHORT_TEXTS = {
@@ -137,9 +150,10 @@ class Cohort:
     by_lang: dict[str, np.ndarray]
     queries: dict[str, np.ndarray]
 
-    def probe(self, qv: np.ndarray, lang: str) -> np.ndarray:
-        """The rows a memory's vector is compared with: the query first, then the question cohort of its language."""
-        return np.vstack([_unit(qv), self.queries.get(lang, self.queries["en"])])
+    def probe(self, lead: list[np.ndarray], lang: str) -> np.ndarray:
+        """The rows a memory's vector is compared with: the query's vectors first (`lead`), then the
+        question cohort of its language."""
+        return np.vstack([*map(_unit, lead), self.queries.get(lang, self.queries["en"])])
 
     def stats(self, qv: np.ndarray) -> dict[str, tuple[float, float]]:
         """The query's (mean, standard deviation) of cosine over each language's cohort."""
@@ -223,6 +237,71 @@ def _pattern(term: str) -> re.Pattern[str] | None:
     return re.compile(r"(?<!\w)" + re.escape(stem))
 
 
+def without_names(text: str, names: list[str]) -> str | None:
+    """`text` with `names` (and their possessive 's) taken out: what it asks about them ("What is
+    Dana's blood type?" -> "What is blood type?"). None when it names none of them, or nothing but
+    question words is left."""
+    names = [n for n in names if n and not er.has_cjk(n)]
+    if not names:
+        return None
+    alt = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    rest = " ".join(re.sub(rf"(?<!\w)(?:{alt})(?:['’`]s)?(?!\w)", " ", text).split())
+    if rest == " ".join(text.split()):
+        return None
+    latin, cjk = qp.content_terms(rest)
+    return rest if latin or cjk else None
+
+
+def common_names(terms: Terms, contents: list[str]) -> list[str]:
+    """The query's names that at least a quarter of the candidates (two or more) mention: a person the
+    namespace is about (Dana, a chat's speaker), whose name alone tells its memories nothing apart. A
+    name few of them mention (France, a film's title) is part of what is asked."""
+    need = max(2, math.ceil(len(contents) * COMMON_SHARE))
+    texts = [c.casefold() for c in contents]
+    return [group[0] for group in terms.names
+            if sum(any(_has(t, n) for n in group) for t in texts) >= need]
+
+
+_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|「([^」]+)」|『([^』]+)』')
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def quotes(text: str) -> tuple[str, ...]:
+    """What a memory quoted by the query would contain word for word: the query itself and each span of
+    it in quotation marks, casefolded, spaces collapsed, those of QUOTE_MIN characters or more."""
+    spans = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
+    return tuple(q for q in dict.fromkeys(_squash(x) for x in [text.strip(), *spans]) if len(q) >= QUOTE_MIN)
+
+
+def quoted(quotes_: tuple[str, ...], content: str) -> bool:
+    """Whether `content` holds one of the query's `quotes` word for word (numbers and ids included)."""
+    if not quotes_:
+        return False
+    text = _squash(content)
+    return any(q in text for q in quotes_)
+
+
+def banded(order: list[int], rel: dict[int, float]) -> list[int]:
+    """`order` by relevance band (floor(relevance / BAND)), then by rank within a band."""
+    at = {s: i for i, s in enumerate(order)}
+    top = math.ceil(1 / BAND - 1e-9) - 1  # 1.0 is in the top band, not a band of its own
+    return sorted(order, key=lambda s: (-min(top, math.floor(rel[s] / BAND + 1e-9)), at[s]))
+
+
+def capped(order: list[int], rel: dict[int, float]) -> dict[int, float]:
+    """Each hit's relevance capped by the one above it, so that relevance never rises down the list:
+    a hit is never said to be more relevant than one ranked above it. After `banded`, a value falls by
+    less than BAND, and never below the lowest relevance in `order`."""
+    out: dict[int, float] = {}
+    last = 1.0
+    for seq in order:
+        last = out[seq] = min(last, rel[seq])
+    return out
+
+
 def _has(text_cf: str, term: str) -> bool:
     pat = _pattern(term)
     return term in text_cf if pat is None else pat.search(text_cf) is not None
@@ -254,13 +333,18 @@ class Terms:
                  if n and not (n.isupper() and len(n) <= 5)]
         return cls(groups, named)
 
+    def without(self, names: list[str]) -> list[tuple[str, ...]]:
+        """The content-word groups that are not part of `names`: what is asked about them."""
+        words = {w.casefold() for n in names for w in n.split()}
+        return [g for g in self.groups if g[0].casefold() not in words]
 
-def found(terms: Terms, text: str) -> int:
-    """How many of the query's content words (or a translation of each) are in `text`."""
+
+def found(terms: Terms, text: str, groups: list[tuple[str, ...]] | None = None) -> int:
+    """How many of the query's content words (or a translation of each; or of `groups`) are in `text`."""
     t = text.casefold()
     codes: set[str] | None = None  # the text's stock codes (hk00700 is 0700.HK), read once a query word is one
     n = 0
-    for group in terms.groups:
+    for group in terms.groups if groups is None else groups:
         for w in group:
             if _has(t, w):
                 n += 1
@@ -274,9 +358,22 @@ def found(terms: Terms, text: str) -> int:
     return n
 
 
-def coverage(terms: Terms, text: str) -> float:
-    """The share of the query's content words (or a translation of each) found in `text`."""
-    return found(terms, text) / len(terms.groups) if terms.groups else 0.0
+def coverage(terms: Terms, text: str, groups: list[tuple[str, ...]] | None = None) -> float:
+    """The share of the query's content words (or of `groups`; a translation of each counts) found in
+    `text`; 1.0 when `groups` is empty."""
+    if groups is not None and not groups:
+        return 1.0
+    n = len(terms.groups if groups is None else groups)
+    return found(terms, text, groups) / n if n else 0.0
+
+
+def asked_coverage(terms: Terms, text: str, groups: list[tuple[str, ...]], classes: frozenset[str]) -> float:
+    """The coverage of what is asked (`groups`: the content words outside the names), full when the
+    memory states a fact of a kind the query asks about (`classes`, rerank.predicate_classes: "Where
+    does Alice live?" and "Alice moved to Berlin" are both about residence, with no word in common)."""
+    if classes and classes & rr.predicate_classes(text):
+        return 1.0
+    return coverage(terms, text, groups)
 
 
 def names_found(terms: Terms, text: str, entity_norms: set[str]) -> bool:
@@ -303,16 +400,47 @@ def names_stored(store: Any, flt: Any, terms: Terms) -> bool:
                 or (short_cjk and store.short_cjk_top(flt, short_cjk, 1)))
 
 
-def score(z: float | None, cov: float, named: bool, stored: bool = True) -> float:
-    """Relevance in [0, 1] from the cohort z-score of the vector similarity (None: no vector yet), the
-    lexical coverage, whether the memory mentions the query's names and whether the namespace does."""
+@dataclass(frozen=True)
+class Signals:
+    """What relevance reads of one hit: the cohort z-score of the query's vector similarity (None: no
+    vector yet) and of the query without the names the namespace is about (None: it names none), the
+    lexical coverage of all its content words and of those outside these names, whether the memory mentions one of its names,
+    whether the namespace does, and whether the memory quotes the query word for word."""
+
+    z: float | None
+    cov: float
+    named: bool
+    stored: bool = True
+    z_asked: float | None = None
+    cov_asked: float = 1.0
+    quoted: bool = False  # the memory holds the query (or a quoted span of it) word for word
+
+
+def _evidence(z: float | None, cov: float) -> float:
+    """The noisy OR of the vector evidence (a logistic of z) and the lexical evidence."""
     if z is None:  # no vector yet (embedding queued or failed): the words are all the evidence there is
-        rel = cov
+        return cov
+    vec = 1.0 / (1.0 + math.exp(-(z - Z_MID) / Z_SCALE))
+    return 1.0 - (1.0 - vec) * (1.0 - LEX_WEIGHT * cov)
+
+
+def score(sig: Signals) -> float:
+    """Relevance in [0, 1] of one hit.
+
+    A question about someone the namespace is about (Dana, a chat's speaker) asks something about them:
+    a memory that mentions the name is as relevant as it is to what is asked (the question without the
+    name: "What is blood type?"), give or take ASKED_LIFT, since the name alone lifts every memory
+    about Dana far above the cohort. A memory that does not mention it keeps NAME_MISSING of its own
+    evidence (a Chinese memory about 丹's cat still answers "What is the name of Dana's cat?")."""
+    if sig.quoted:
+        return 1.0
+    if sig.z_asked is not None and sig.named:
+        z = sig.z if sig.z is None else min(sig.z, sig.z_asked + ASKED_LIFT)
+        rel = _evidence(z, sig.cov_asked)
     else:
-        vec = 1.0 / (1.0 + math.exp(-(z - Z_MID) / Z_SCALE))
-        rel = 1.0 - (1.0 - vec) * (1.0 - LEX_WEIGHT * cov)
-    if not named:
+        rel = _evidence(sig.z, sig.cov)
+    if not sig.named:
         rel *= NAME_MISSING
-    if not stored:
+    if not sig.stored:
         rel *= NAME_UNKNOWN
     return round(min(1.0, max(0.0, rel)), 3)

@@ -297,3 +297,35 @@ def test_symmetric_zs_equals_symmetric_z_for_every_memory(rows, mean, std, const
     got = symmetric_zs(sims, stats)
     want = {i: symmetric_z(v, stats[lang]) for i, (v, lang) in sims.items() if lang in stats}
     assert got == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=30))
+def test_relevance_bands_never_rise_down_the_list(values: list[float]) -> None:
+    """relevance.banded puts every hit of the upper band first, keeping the rank order inside a band;
+    relevance.capped then never rises down the list and lowers a value by less than one band."""
+    from recall import relevance
+
+    rel = dict(enumerate(values))
+    order = relevance.banded(list(rel), rel)
+    upper = [s for s in order if rel[s] >= relevance.BAND]
+    assert order == upper + [s for s in order if rel[s] < relevance.BAND]
+    assert upper == sorted(upper) and order[len(upper):] == sorted(order[len(upper):])
+    shown = relevance.capped(order, rel)
+    got = [shown[s] for s in order]
+    assert got == sorted(got, reverse=True)
+    assert all(rel[s] - relevance.BAND < shown[s] <= rel[s] for s in order)
+
+
+def test_quotes_and_names_asked_about() -> None:
+    from recall import relevance
+
+    assert relevance.quotes('Which note said "daemon 1 client 2 note 7:"?') == (
+        'which note said "daemon 1 client 2 note 7:"?', "daemon 1 client 2 note 7:")
+    assert relevance.quotes("Kafka?") == ()  # too short to be a quote
+    assert relevance.quoted(("rack 7 moved",), "The RACK 7\n moved today.")
+    assert relevance.without_names("What is Dana's blood type?", ["Dana"]) == "What is blood type?"
+    assert relevance.without_names("Who is Dana?", ["Dana"]) is None  # nothing asked but who
+    terms = relevance.Terms.of(["Jolene", "France"], [], ["Jolene", "France"])
+    memories = ["Jolene: we went to Paris!", "Jolene: my snake is fine", "Jolene: hi", "Deborah: France was lovely"]
+    assert relevance.common_names(terms, memories) == ["Jolene"]  # France is what is asked

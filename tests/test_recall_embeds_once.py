@@ -1,5 +1,6 @@
 """One recall embeds its query once, whatever the query cache holds (issue 15: nothing on the hot path
-twice). With the cache off, the vector lane and relevance each embedded it before."""
+twice). With the cache off, the vector lane and relevance each embedded it before. A query about someone
+most candidates mention is also embedded once without the name, for relevance (issue 27)."""
 
 from __future__ import annotations
 
@@ -29,4 +30,4 @@ def test_a_recall_embeds_its_query_once_with_the_cache_off(tmp_path: Path, e5: o
         finally:
             m.embedder.embed_query = real  # type: ignore[method-assign]
     assert hits and "Berlin" in hits[0]["content"]
-    assert calls == ["Where does Alice live?"]
+    assert calls == ["Where does Alice live?", "Where does live?"]  # both memories name Alice (爱丽丝)
