@@ -14,7 +14,7 @@ from daemon_util import Daemon, mcp_session, running_daemon
 
 pytestmark = pytest.mark.e2e
 
-TOOLS_LIST_MAX = 6000  # characters of the tools' names, descriptions and input schemas as compact JSON
+TOOLS_LIST_MAX = 6200  # characters of the tools' names, descriptions and input schemas as compact JSON
 RECALL_MAX = 2300  # characters of a default 10-hit recall of twelve ~15-word memories
 
 TWELVE = [
