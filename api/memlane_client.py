@@ -597,7 +597,7 @@ class AsyncMemlaneClient:
         metadata: Mapping[str, Any] | None = None,
         valid_from: str | None = None,
     ) -> dict[str, Any]:
-        """Replace a memory with a new version. Returns {chunk_id, previous_id, namespace}."""
+        """Replace a memory (a chunk id; not a relation) with a new version. Returns {chunk_id, previous_id, namespace}."""
         return await self.call("memory_update", {
             "id": id, "content": content, "namespace": namespace, "source": source, "importance": importance,
             "tags": _list(tags), "metadata": _dict(metadata), "valid_from": valid_from,
@@ -624,7 +624,7 @@ class AsyncMemlaneClient:
         })
 
     async def stats(self, *, namespace: str | None = None) -> dict[str, Any]:
-        """Counts, sizes and recent recall latency (for one namespace when given)."""
+        """Counts, sizes and recent recall latency: of one namespace (the only one listed) when given, else of all."""
         return await self.call("memory_stats", {"namespace": namespace})
 
 

@@ -143,6 +143,7 @@ def at_bound(a: Arg) -> list[Any]:
     return list(a.choices) if a.kind == "choice" else []
 
 
+@pytest.mark.engine_neutral
 @pytest.mark.parametrize("spec", TOOLS, ids=lambda s: s.name)
 def test_each_tool_takes_its_bounds_and_refuses_one_past_each(spec: ToolSpec, server: mcp_server.MemlaneMCP,
                                                                mem: Memory) -> None:
@@ -193,6 +194,7 @@ def test_documented_defaults_are_the_behaviour(server: mcp_server.MemlaneMCP, me
     run(server, go)
 
 
+@pytest.mark.engine_neutral
 def test_stats_with_a_namespace_lists_only_that_namespace(server: mcp_server.MemlaneMCP, mem: Memory) -> None:
     one, two = space(), space()
     mem.remember("Zed keeps bees on the roof.", namespace=one)
