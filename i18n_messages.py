@@ -101,9 +101,9 @@ MESSAGES: dict[str, dict[str, str]] = {
               "查到 id，并传入它所在的命名空间",
     },
     "arg.purge_confirm": {
-        "en": "purging {id} deletes every version of it for good and cannot be undone; pass confirm: true to "
-              "proceed, or use memory_forget to hide it and keep its history",
-        "zh": "清除 {id} 会永久删除它的所有版本且无法撤销；确认要执行请传入 confirm: true，"
+        "en": "confirm must be true: purging {id} deletes every version of it for good and cannot be undone; "
+              "pass confirm: true to proceed, or use memory_forget to hide it and keep its history",
+        "zh": "confirm 必须为 true：清除 {id} 会永久删除它的所有版本且无法撤销；确认要执行请传入 confirm: true，"
               "若只想隐藏并保留历史请用 memory_forget",
     },
     "nf.id": {

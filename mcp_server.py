@@ -2,8 +2,8 @@
 
 `GET /sse` + `POST /messages/` (HTTP+SSE), `/mcp` (Streamable HTTP) and `GET /health` live in one
 Starlette app under uvicorn. This module is a thin adapter: it translates arguments and errors and
-nothing else. `Memory` validates every argument (contract/validate.py), so the SDK's own pydantic pass is
-skipped; the typed signatures below exist for the schema agents read. Errors map to tool results in
+nothing else. The tools, their schemas and hints come from one table (contract/tools.py); `Memory` checks every
+argument against it, so the SDK's own pydantic pass is skipped. Errors map to tool results in
 one place, `MemlaneMCP.call_tool`.
 
     python mcp_server.py [--host 127.0.0.1] [--port 8086] [--db PATH] [--transport both] [--lang en]
@@ -17,7 +17,6 @@ import contextlib
 import functools
 import gc
 import hmac
-import inspect
 import ipaddress
 import json
 import logging
@@ -30,7 +29,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import uvicorn
@@ -39,7 +38,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -49,9 +47,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import i18n_messages
 from config import Config, env_warnings, load_config
 from contract.errors import InvalidArgument, MemlaneError, Unavailable
+from contract.tools import BY_NAME, TOOLS, ToolSpec
 from i18n_messages import t
 from memory import SCHEMA_VERSION, Memory, __version__
-from recall.relevance import MIN_RELEVANCE
 from server import (
     dashboard,  # dashboard (issue 9)
     heaptrim,
@@ -77,7 +75,6 @@ LIGHT_THREADS = 4
 # thread of the dashboard's pool (anyio's default 40), plus the log and the model (connections.connection_cap).
 DASHBOARD_THREADS = 40
 FD_RESERVE = 2 * (CALL_THREADS + LIGHT_THREADS + 1 + DASHBOARD_THREADS) + 16
-HEAVY_TOOLS = frozenset({"memory_recall", "memory_graph_query"})
 HEALTH_WAIT_S = 0.5  # /health waits this long for a fresh pending-embedding count, else answers the last one
 HEALTH_STALE_S = 15.0  # facts older than this mean the database did not answer: /health says degraded
 # The GIL's switch interval in the daemon (CPython's default is 5 ms). The query embedding beside a thread
@@ -93,185 +90,35 @@ INSTRUCTIONS = (
     "(UTC if no zone). Errors start with [code]. Never store secrets. The prompt memlane-guide has the details."
 )
 
-# ---------------------------------------------------------------- argument types (the schema agents read)
-
-# Kept short: the tool list is paid on every session. What all tools share is said once, in INSTRUCTIONS.
-NamespaceArg = Annotated[str | None, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]  # described in INSTRUCTIONS
-TimeArg = Annotated[str | None, Field(description="ISO-8601 time.")]
-TagsArg = Annotated[list[str] | None, Field(description="≤ 32 tags.")]
-MetadataArg = Annotated[dict[str, Any] | None, Field(description="JSON object, ≤ 16 KB.")]
-IdArg = Annotated[str, Field(description="A chunk or relation id.")]
-KindArg = Annotated[str | None, Field(description="e.g. person, place, org, stock.")]
-
-
-class EntityArg(BaseModel):
-
-    name: str = Field(description="Name as written.")
-    kind: str | None = Field(None, description="e.g. person, place, org, stock.")
-    aliases: list[str] | None = Field(None, description="Other names.")
-
-
 # ---------------------------------------------------------------- the MCP server
 
 
+def _result(name: str) -> Callable[..., dict[str, Any]]:
+    """A stand-in named like the tool, whose return type (a JSON object) the SDK makes its output schema."""
+
+    def result(**arguments: Any) -> dict[str, Any]:
+        raise AssertionError("MemlaneMCP.call_tool calls the Memory method")  # pragma: no cover
+
+    result.__name__ = result.__qualname__ = name
+    return result
+
+
+def hints(spec: ToolSpec) -> ToolAnnotations:
+    """The table's hints, for clients that auto-approve safe tools (destructive only said of writes)."""
+    return ToolAnnotations(read_only_hint=spec.read_only, destructive_hint=None if spec.read_only else spec.destructive,
+                           idempotent_hint=spec.idempotent or None, open_world_hint=False)
+
+
 def build_tools(memory: Memory) -> list[Tool]:
-    """The contract's tools over one Memory. Each runs in a worker thread (see MemlaneMCP.call_tool)."""
-
-    def memory_remember(
-        content: Annotated[str, Field(description="One self-contained fact: names, not pronouns; absolute dates.")],
-        namespace: NamespaceArg = None,
-        source: Annotated[str | None, Field(description="e.g. chat, code.", max_length=128)] = None,
-        importance: Annotated[float | None, Field(description="0 to 1, default 0.5.", ge=0, le=1)] = None,
-        tags: TagsArg = None,
-        entities: Annotated[list[str | EntityArg] | None, Field(
-            description="What it is about: names or {name, kind, aliases}.")] = None,
-        metadata: MetadataArg = None,
-        valid_from: Annotated[str | None, Field(description="When it became true; default now.")] = None,
-        thread: Annotated[str | None, Field(description="Conversation id, ≤ 128 chars; inferred if omitted.")] = None,
-    ) -> dict[str, Any]:
-        """Store a durable fact, preference or decision when the user states one or asks you to remember.
-        Same content again returns duplicate_of; to change a fact, use memory_update."""
-        return memory.remember(content, namespace=namespace, source=source, importance=importance, tags=tags,
-                               entities=entities, metadata=metadata, valid_from=valid_from, thread=thread)
-
-    def memory_recall(
-        query: Annotated[str, Field(description="A short, specific question, any language.")],
-        namespace: NamespaceArg = None,
-        top_k: Annotated[int | None, Field(description="1 to 100, default 10.", ge=1, le=100)] = None,
-        min_relevance: Annotated[float | None, Field(description=f"0 to 1, default {MIN_RELEVANCE}.", ge=0,
-                                                     le=1)] = None,
-        detail: Annotated[Literal["brief", "full"] | None, Field(description="brief (default) or full.")] = None,
-        lanes: Annotated[list[str] | None, Field(description="Subset of vector, graph, meta, entity.")] = None,
-        as_of: Annotated[str | None, Field(description="What was valid at this time.")] = None,
-        include_history: Annotated[bool | None, Field(description="Also closed versions.")] = None,
-        source: Annotated[str | None, Field(description="Filter.")] = None,
-        tags: Annotated[list[str] | None, Field(description="Filter: every tag.")] = None,
-        since: Annotated[str | None, Field(description="Created at or after.")] = None,
-        until: Annotated[str | None, Field(description="Created before.")] = None,
-    ) -> dict[str, Any]:
-        """Search memory before answering about the user, their projects or past work. Best first; relevance
-        0-1 means the same everywhere; no hits: nothing relevant stored; status superseded: see superseded_by."""
-        return memory.recall(query, namespace=namespace, top_k=top_k, lanes=lanes, as_of=as_of,
-                             include_history=include_history, source=source, tags=tags, since=since, until=until,
-                             detail=detail or "brief", min_relevance=min_relevance)
-
-    def memory_relate(
-        subject: Annotated[str, Field(description="Entity name, alias or id.")],
-        predicate: Annotated[str, Field(description="e.g. works_at, lives_in.")],
-        object: Annotated[str, Field(description="Entity name, alias or id.")],  # noqa: A002
-        namespace: NamespaceArg = None,
-        subject_kind: KindArg = None,
-        object_kind: KindArg = None,
-        confidence: Annotated[float | None, Field(description="0 to 1.", ge=0, le=1)] = None,
-        chunk_id: Annotated[str | None, Field(description="The evidence memory.")] = None,
-        valid_from: TimeArg = None,
-    ) -> dict[str, Any]:
-        """Record subject —predicate→ object (Alice —works_at→ SAP) when the user states a clear link.
-        Entities are matched by name or alias, created when missing."""
-        return memory.relate(subject, predicate, object, namespace=namespace, subject_kind=subject_kind,
-                             object_kind=object_kind, confidence=confidence, chunk_id=chunk_id,
-                             valid_from=valid_from)
-
-    def memory_forget(
-        id: IdArg,  # noqa: A002 - the contract's argument name
-        namespace: NamespaceArg = None,
-        reason: Annotated[str | None, Field(description="Why (kept in history).")] = None,
-    ) -> dict[str, Any]:
-        """Forget a memory or relation when the user retracts it. Nothing is deleted."""
-        return memory.forget(id, namespace=namespace, reason=reason)
-
-    def memory_purge(
-        id: Annotated[str, Field(description="Any version's chunk_id.")],  # noqa: A002
-        confirm: Annotated[bool, Field(description="Must be true.")],
-        namespace: NamespaceArg = None,
-    ) -> dict[str, Any]:
-        """Erase a memory for good (every version and derived row) only when the user asks, e.g. a leaked
-        secret. Cannot be undone; to retract a fact, use memory_forget."""
-        return memory.purge(id, namespace=namespace, confirm=confirm)
-
-    def memory_update(
-        id: IdArg,  # noqa: A002
-        content: Annotated[str, Field(description="The corrected memory.")],
-        namespace: NamespaceArg = None,
-        source: Annotated[str | None, Field(description="e.g. chat, code.", max_length=128)] = None,
-        importance: Annotated[float | None, Field(description="0 to 1.", ge=0, le=1)] = None,
-        tags: TagsArg = None,
-        metadata: MetadataArg = None,
-        valid_from: TimeArg = None,
-    ) -> dict[str, Any]:
-        """Replace a memory with a new version when a stored fact changes, rather than storing a
-        contradiction; the old version stays in memory_history."""
-        return memory.update(id, content, namespace=namespace, source=source, importance=importance, tags=tags,
-                             metadata=metadata, valid_from=valid_from)
-
-    def memory_history(
-        id: Annotated[str, Field(description="Any version's chunk_id.")],  # noqa: A002
-        namespace: NamespaceArg = None,
-    ) -> dict[str, Any]:
-        """Every version of a memory, oldest first: how something changed."""
-        return memory.history(id, namespace=namespace)
-
-    def memory_graph_query(
-        entity: Annotated[str, Field(description="Entity name, alias or id.")],
-        namespace: NamespaceArg = None,
-        depth: Annotated[int | None, Field(description="Hops, 1 to 3, default 2.", ge=1, le=3)] = None,
-        predicates: Annotated[list[str] | None, Field(description="Only these predicates.")] = None,
-        limit: Annotated[int | None, Field(description="Nodes, 1 to 500, default 100.", ge=1, le=500)] = None,
-        as_of: Annotated[str | None, Field(description="The graph at this time.")] = None,
-    ) -> dict[str, Any]:
-        """The relations around an entity, breadth first: how people, organisations or things connect."""
-        return memory.graph_query(entity, namespace=namespace, depth=depth, predicates=predicates, limit=limit,
-                                  as_of=as_of)
-
-    def memory_stats(namespace: NamespaceArg = None) -> dict[str, Any]:
-        """Counts, sizes and recall latency, for one namespace or all."""
-        return memory.stats(namespace=namespace)
-
-    fns: list[Callable[..., dict[str, Any]]] = [memory_remember, memory_recall, memory_relate, memory_forget,
-                                                 memory_purge, memory_update, memory_history, memory_graph_query,
-                                                 memory_stats]
-    # Hints for clients that auto-approve safe tools. forget hides a memory (nothing is deleted, but
-    # recall stops returning it), so it is marked destructive.
-    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-    hints = {
-        "memory_remember": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                                           open_world_hint=False),
-        "memory_relate": ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
-        "memory_update": ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
-        "memory_forget": ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-                                         open_world_hint=False),
-        "memory_purge": ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
-                                        open_world_hint=False),
-    }
-    tools = [Tool.from_function(fn, structured_output=True, annotations=hints.get(fn.__name__, read_only))
-             for fn in fns]
-    for tool in tools:
-        tool.parameters = slim_schema(tool.parameters)
-        tool.description = " ".join((tool.description or "").split())  # the docstring's indentation costs tokens
+    """The contract's tools (contract/tools.py) as the SDK lists them. MemlaneMCP.call_tool runs each in a
+    worker thread: the table's Memory method, with the table's arguments by name."""
+    tools = []
+    for spec in TOOLS:
+        tool = Tool.from_function(_result(spec.name), name=spec.name, description=spec.desc, structured_output=True,
+                                  annotations=hints(spec))
+        tool.parameters = spec.input_schema(memory.config)
+        tools.append(tool)
     return tools
-
-
-def slim_schema(schema: Any) -> Any:
-    """The input schema without what pydantic adds for itself: titles, `null` alternatives and null defaults.
-
-    Every optional argument may be left out (Memory checks them all), so `{"anyOf": [X, null]}` says no more
-    than X; the tool list is paid on every session.
-    """
-    if isinstance(schema, list):
-        return [slim_schema(x) for x in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: slim_schema(v) for k, v in schema.items()
-           if k != "title" and not (k == "default" and v is None) and not (k == "additionalProperties" and v is True)}
-    alts = out.get("anyOf")
-    if isinstance(alts, list):
-        kept = [a for a in alts if a != {"type": "null"}]
-        if len(kept) == 1 and isinstance(kept[0], dict):
-            del out["anyOf"]
-            out = {**kept[0], **out}
-        else:
-            out["anyOf"] = kept
-    return out
 
 
 class MemlaneMCP(MCPServer):
@@ -286,8 +133,6 @@ class MemlaneMCP(MCPServer):
         release = getattr(memory.embedder, "release_pages", None)
         self.heap = HeapTrimmer(also=[release] if release is not None else [])
         self._tools = {tool.name: tool for tool in build_tools(memory)}
-        # Each tool function's parameter names, read once (inspect.signature cost 16 us on every call).
-        self._params = {name: tuple(inspect.signature(tool.fn).parameters) for name, tool in self._tools.items()}
         self._pool = ThreadPoolExecutor(max_workers=CALL_THREADS, thread_name_prefix="memlane-call")
         self._light = ThreadPoolExecutor(max_workers=LIGHT_THREADS, thread_name_prefix="memlane-light")
         # One slot per thread, so that a call waits here (bounded) and never in the executor's own queue.
@@ -326,23 +171,23 @@ class MemlaneMCP(MCPServer):
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        tool = self._tools.get(name)
+        spec = BY_NAME.get(name)
         try:
-            if tool is None:
+            if spec is None:
                 raise InvalidArgument("server.unknown_tool", name=name, allowed=", ".join(self._tools))
             if self.draining:
                 raise Unavailable("server.shutting_down")
             if not isinstance(arguments, Mapping):
                 raise InvalidArgument("server.arguments_type", got=type(arguments).__name__)
-            allowed = list(tool.parameters.get("properties", {}))
-            unknown = sorted(set(arguments) - set(allowed))
+            unknown = sorted(set(arguments) - set(spec.arg))
             if unknown:
-                raise InvalidArgument("arg.unknown", name=unknown[0], allowed=", ".join(allowed))
-            # Missing arguments are passed as None so that Memory reports them (arg.required) in our words.
-            kwargs = {p: arguments.get(p) for p in self._params[name]}
+                raise InvalidArgument("arg.unknown", name=unknown[0], allowed=", ".join(spec.arg))
+            # An omitted (or null) argument takes the tool's default; a missing required one is passed as
+            # None so that Memory reports it (arg.required) in our words.
+            kwargs = {n: a.default if arguments.get(n) is None else arguments[n] for n, a in spec.arg.items()}
             self.inflight += 1
             try:
-                result = await self.run_blocking(tool.fn, light=name not in HEAVY_TOOLS, **kwargs)
+                result = await self.run_blocking(getattr(self.memory, spec.method), light=not spec.heavy, **kwargs)
             finally:
                 self.inflight -= 1
                 self.heap.touch()

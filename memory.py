@@ -25,6 +25,7 @@ import entity_resolve as er
 from config import Config, load_config
 from contract import validate as v
 from contract.errors import Conflict, InvalidArgument, NotFound, Unavailable
+from contract.tools import BY_NAME
 from embedder import Embedder, make_embedder
 from i18n_messages import t as t_msg
 from ingest import embed_work
@@ -45,8 +46,10 @@ __all__ = ["LANES", "SCHEMA_VERSION", "Memory", "__version__", "connect", "conte
 
 log = logging.getLogger("memlane")
 
-ENTITY_NAME_CHARS = 200
-DETAILS = ("brief", "full")  # memory_recall detail levels
+# The tool table (contract/tools.py) holds every argument's type, bounds and default; these check against it.
+REMEMBER, RECALL, RELATE, FORGET = (BY_NAME[n] for n in ("memory_remember", "memory_recall", "memory_relate",
+                                                         "memory_forget"))
+UPDATE, GRAPH, PURGE = BY_NAME["memory_update"], BY_NAME["memory_graph_query"], BY_NAME["memory_purge"]
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -168,13 +171,13 @@ class Memory:
         cfg = self.config
         ns = v.namespace_arg(namespace)
         text = self._content_arg(content)
-        src = v.text_arg(source, "source", cfg.max_source_chars, required=False)
-        imp = v.number_arg(importance, "importance", 0.0, 1.0, 0.5)
-        tag_list = v.str_list_arg(tags, "tags", cfg.max_tags, cfg.max_tag_chars)
-        meta = v.metadata_arg(metadata, cfg.max_metadata_bytes)
+        src = REMEMBER.check("source", source, cfg)
+        imp = REMEMBER.check("importance", importance, cfg)
+        tag_list = REMEMBER.check("tags", tags, cfg)
+        meta = REMEMBER.check("metadata", metadata, cfg)
         vfrom = v.time_arg(valid_from, "valid_from")
         named = self._thread_arg(thread)
-        ents = v.entities_arg(entities, self.config.max_entities)
+        ents = REMEMBER.check("entities", entities, cfg)
         text, warnings = pii.apply(text, cfg.pii)  # warn, redact or reject secrets and personal data
         fields, more = pii.apply_fields({"source": src, "tags": tag_list, "metadata": meta,
                                          "entities": [{"name": n, "kind": k, "aliases": a} for n, k, a in ents]},
@@ -215,13 +218,13 @@ class Memory:
                 "entities": linked, "facts": fact_ids, "embedding": state, "warnings": warnings}
 
     def _thread_arg(self, thread: Any) -> str | None:
-        name = v.text_arg(thread, "thread", th.MAX_THREAD_CHARS, required=False)
+        name = REMEMBER.check("thread", thread, self.config)
         if name and name.startswith(th.INFERRED_PREFIX):
             raise InvalidArgument("arg.thread_reserved", prefix=th.INFERRED_PREFIX)
         return name or None
 
     def _content_arg(self, content: Any) -> str:
-        text = v.text_arg(content, "content", self.config.max_content_chars)
+        text = REMEMBER.check("content", content, self.config)
         assert text is not None
         if v.is_placeholder(text):
             raise InvalidArgument("arg.placeholder", got=repr(text[:40]))
@@ -354,16 +357,15 @@ class Memory:
         started = time.perf_counter()
         cfg = self.config
         ns = v.namespace_arg(namespace)
-        text = v.text_arg(query, "query", cfg.max_query_chars)
+        text = RECALL.check("query", query, cfg)
         assert text is not None
-        k = v.int_arg(top_k, "top_k", 1, 100, 10)
+        k = RECALL.check("top_k", top_k, cfg)
         lane_set = self._lanes_arg(lanes)
-        full = v.choice_arg(detail, "detail", DETAILS, "full") == "full"
-        floor = v.number_arg(min_relevance, "min_relevance", 0.0, 1.0, relevance.MIN_RELEVANCE)
+        full = RECALL.check("detail", detail, cfg, default="full") == "full"  # the tool's default is brief
+        floor = RECALL.check("min_relevance", min_relevance, cfg)
         flt = chunk_filter(ns, as_of=v.time_arg(as_of, "as_of"),
-                           include_history=v.bool_arg(include_history, "include_history", False),
-                           source=v.text_arg(source, "source", cfg.max_source_chars, required=False),
-                           tags=v.str_list_arg(tags, "tags", cfg.max_tags, cfg.max_tag_chars),
+                           include_history=RECALL.check("include_history", include_history, cfg),
+                           source=RECALL.check("source", source, cfg), tags=RECALL.check("tags", tags, cfg),
                            since=v.time_arg(since, "since"), until=v.time_arg(until, "until"))
         if v.is_placeholder(text):
             took = (time.perf_counter() - started) * 1000
@@ -433,14 +435,15 @@ class Memory:
     ) -> dict[str, Any]:
         """Record subject —predicate→ object; entities are resolved by name or alias, created when missing."""
         ns = v.namespace_arg(namespace)
-        subj = v.text_arg(subject, "subject", ENTITY_NAME_CHARS)
-        pred = v.text_arg(predicate, "predicate", 128)
+        cfg = self.config
+        subj = RELATE.check("subject", subject, cfg)
+        pred = RELATE.check("predicate", predicate, cfg)
         pred = predicate_key(pred) if pred else pred
-        obj = v.text_arg(object, "object", ENTITY_NAME_CHARS)
-        skind = v.text_arg(subject_kind, "subject_kind", 32, required=False)
-        okind = v.text_arg(object_kind, "object_kind", 32, required=False)
-        conf = v.number_arg(confidence, "confidence", 0.0, 1.0, 1.0)
-        evid = v.id_arg(chunk_id, "chunk_id") if chunk_id is not None else None
+        obj = RELATE.check("object", object, cfg)
+        skind = RELATE.check("subject_kind", subject_kind, cfg)
+        okind = RELATE.check("object_kind", object_kind, cfg)
+        conf = RELATE.check("confidence", confidence, cfg)
+        evid = RELATE.check("chunk_id", chunk_id, cfg)
         vfrom = v.time_arg(valid_from, "valid_from")
         assert subj and pred and obj
         f, _ = pii.apply_fields({"subject": subj, "predicate": pred, "object": obj, "subject_kind": skind,
@@ -460,7 +463,7 @@ class Memory:
         """Close a memory or relation (never delete). Forgetting twice is not an error."""
         ns = v.namespace_arg(namespace)
         target = v.id_arg(id)
-        why = v.text_arg(reason, "reason", 500, required=False)
+        why = FORGET.check("reason", reason, self.config)
         store = self.store
         with store.atomic() as tx:
             now = v.now_iso()
@@ -484,9 +487,9 @@ class Memory:
         """Delete a memory for good: every version of its chain (predecessors and successors), the facts
         derived from them and every row derived from those (store.purge), in one transaction. `confirm`
         must be True. Returns {purged: [chunk ids], relations, entities, recall_log} (rows removed)."""
-        ns = v.namespace_arg(namespace)
-        target = v.id_arg(id)
-        if confirm is not True:
+        ns = PURGE.check("namespace", namespace, self.config)
+        target = PURGE.check("id", id, self.config)
+        if confirm is not True:  # not PURGE.check: only the literal true confirms, never "yes" or 1
             raise InvalidArgument("arg.purge_confirm", id=target)
         got = self.store.purge(ns, target, v.now_iso())
         if got is None:
@@ -512,10 +515,11 @@ class Memory:
         ns = v.namespace_arg(namespace)
         target = v.id_arg(id)
         text = self._content_arg(content)
-        src = v.text_arg(source, "source", cfg.max_source_chars, required=False)
-        imp = None if importance is None else v.number_arg(importance, "importance", 0.0, 1.0, 0.5)
-        tag_list = None if tags is None else v.str_list_arg(tags, "tags", cfg.max_tags, cfg.max_tag_chars)
-        meta = None if metadata is None else v.metadata_arg(metadata, cfg.max_metadata_bytes)
+        src = UPDATE.check("source", source, cfg)
+        # Left out, these stay as they were (the table has no default for them).
+        imp = None if importance is None else UPDATE.check("importance", importance, cfg)
+        tag_list = None if tags is None else UPDATE.check("tags", tags, cfg)
+        meta = None if metadata is None else UPDATE.check("metadata", metadata, cfg)
         vfrom = v.time_arg(valid_from, "valid_from")
         text, warnings = pii.apply(text, cfg.pii)
         fields, more = pii.apply_fields({"source": src, "tags": tag_list, "metadata": meta}, cfg.pii)
@@ -573,11 +577,12 @@ class Memory:
     ) -> dict[str, Any]:
         """The neighbourhood of an entity, breadth first, up to `depth` hops."""
         ns = v.namespace_arg(namespace)
-        name = v.text_arg(entity, "entity", ENTITY_NAME_CHARS)
+        cfg = self.config
+        name = GRAPH.check("entity", entity, cfg)
         assert name is not None
-        d = v.int_arg(depth, "depth", 1, 3, 2)
-        preds = [predicate_key(p) for p in v.str_list_arg(predicates, "predicates", 32, 128)]
-        lim = v.int_arg(limit, "limit", 1, 500, 100)
+        d = GRAPH.check("depth", depth, cfg)
+        preds = [predicate_key(p) for p in GRAPH.check("predicates", predicates, cfg)]
+        lim = GRAPH.check("limit", limit, cfg)
         at = v.time_arg(as_of, "as_of")
         root = self.store.find_entity(ns, name, er.norm(name))
         if not root:

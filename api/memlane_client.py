@@ -586,7 +586,7 @@ class AsyncMemlaneClient:
         """Close a memory or relation. Returns {id, forgotten, valid_until}."""
         return await self.call("memory_forget", {"id": id, "namespace": namespace, "reason": reason})
 
-    async def purge(self, id: str, *, namespace: str | None = None, confirm: bool = False) -> dict[str, Any]:  # noqa: A002
+    async def purge(self, id: str, confirm: bool, *, namespace: str | None = None) -> dict[str, Any]:  # noqa: A002
         """Delete a memory for good: every version, its facts and derived rows (confirm must be True).
         Returns {purged: [chunk_id], relations, entities, recall_log}; a retried call after a restart may
         raise NotFound when the first one went through."""
@@ -604,7 +604,7 @@ class AsyncMemlaneClient:
         metadata: Mapping[str, Any] | None = None,
         valid_from: str | None = None,
     ) -> dict[str, Any]:
-        """Replace a memory with a new version. Returns {chunk_id, previous_id, namespace}."""
+        """Replace a memory (a chunk id; not a relation) with a new version. Returns {chunk_id, previous_id, namespace}."""
         return await self.call("memory_update", {
             "id": id, "content": content, "namespace": namespace, "source": source, "importance": importance,
             "tags": _list(tags), "metadata": _dict(metadata), "valid_from": valid_from,
@@ -631,7 +631,7 @@ class AsyncMemlaneClient:
         })
 
     async def stats(self, *, namespace: str | None = None) -> dict[str, Any]:
-        """Counts, sizes and recent recall latency (for one namespace when given)."""
+        """Counts, sizes and recent recall latency: of one namespace (the only one listed) when given, else of all."""
         return await self.call("memory_stats", {"namespace": namespace})
 
 
