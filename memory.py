@@ -249,6 +249,12 @@ class Memory:
         return er.link(self.store, tx, ns, seq, wanted, now, limit=self.config.max_entities,
                        cooccurs=self.config.cooccurs)
 
+    @property
+    def schema_version(self) -> int:
+        """The database's schema version, as the engine in use records it (SQLite's user_version,
+        PostgreSQL's memlane_schema table): the numberings are the engines' own."""
+        return self.store.schema_version
+
     # ------------------------------------------------------------ embedding worker
 
     def pending_embeddings(self) -> int:
@@ -582,7 +588,7 @@ class Memory:
             **c, "embedder": {"model": self.embedder.model, "dim": self.embedder.dim},
             "recall_24h": {"calls": len(lat), "p50_ms": _percentile(lat, 0.5), "p95_ms": _percentile(lat, 0.95),
                            "empty": empty},
-            "schema_version": SCHEMA_VERSION, "version": __version__,
+            "schema_version": self.schema_version, "version": __version__,
         }
 
     # ------------------------------------------------------------ namespaces, export and import

@@ -113,6 +113,7 @@ class Store(Protocol):
     def set_meta(self, tx: Any, values: dict[str, str]) -> None: ...
 
     migrations_applied: list[int]  # schema versions this open applied
+    schema_version: int  # the database's schema version after open, in the engine's own record
 
     def check_writable(self) -> None:
         """Refuse at start, not at the first write, when the database cannot be written."""
