@@ -35,7 +35,7 @@ from lang import pii
 from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
 from store import locate, open_store
-from store.protocol import NewChunk, chunk_filter
+from store.protocol import NewChunk, Store, chunk_filter
 from store.sqlite.db import SCHEMA_VERSION, connect, migrate
 from store.util import content_hash, escape_like, fts_quote, new_id, predicate_key
 
@@ -77,7 +77,7 @@ class Memory:
             self.config.embedder, self.config.model, self.config.model_path, self.config.dim,
             cache_dir=models / "models",
         )
-        self.store: Any = open_store(self.engine, self.target, self.embedder, self.config)
+        self.store: Store = open_store(self.engine, self.target, self.embedder, self.config)
         try:
             self.migrations_applied = self.store.migrations_applied
             self._check_model(allow_model_change)
