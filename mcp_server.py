@@ -49,7 +49,7 @@ from config import Config, env_warnings, load_config
 from contract.errors import InvalidArgument, MemlaneError, Unavailable
 from contract.tools import BY_NAME, TOOLS, ToolSpec
 from i18n_messages import t
-from memory import SCHEMA_VERSION, Memory, __version__
+from memory import Memory, __version__
 from server import (
     dashboard,  # dashboard (issue 9)
     heaptrim,
@@ -431,7 +431,7 @@ def create_app(
         # Cached facts only: no thread pool, no SQL on the event loop (see HealthFacts).
         body: dict[str, Any] = {
             "status": "ok", "version": __version__, "uptime_s": round(time.monotonic() - started, 3),
-            "db_path": str(memory.path), "schema_version": SCHEMA_VERSION,
+            "db_path": str(memory.path), "schema_version": memory.schema_version,
             "embedder": {"model": memory.embedder.model, "dim": memory.embedder.dim},
             "pending_embeddings": facts.pending,
         }

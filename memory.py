@@ -36,7 +36,7 @@ from lang import facts as facts_mod
 from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
 from store import locate, open_store, portable
-from store.protocol import NewChunk, chunk_filter
+from store.protocol import NewChunk, Store, chunk_filter
 from store.sqlite.db import SCHEMA_VERSION, connect, migrate
 from store.util import content_hash, escape_like, fts_quote, new_id, predicate_key
 
@@ -80,7 +80,7 @@ class Memory:
             self.config.embedder, self.config.model, self.config.model_path, self.config.dim,
             cache_dir=models / "models",
         )
-        self.store: Any = open_store(self.engine, self.target, self.embedder, self.config)
+        self.store: Store = open_store(self.engine, self.target, self.embedder, self.config)
         try:
             self.migrations_applied = self.store.migrations_applied
             self._check_model(allow_model_change)
@@ -250,6 +250,12 @@ class Memory:
     def _link(self, tx: Any, ns: str, seq: int, wanted: list[er.Wanted], now: str) -> list[dict[str, Any]]:
         return er.link(self.store, tx, ns, seq, wanted, now, limit=self.config.max_entities,
                        cooccurs=self.config.cooccurs)
+
+    @property
+    def schema_version(self) -> int:
+        """The database's schema version, as the engine in use records it (SQLite's user_version,
+        PostgreSQL's memlane_schema table): the numberings are the engines' own."""
+        return self.store.schema_version
 
     # ------------------------------------------------------------ embedding worker
 
@@ -601,7 +607,7 @@ class Memory:
             **c, "embedder": {"model": self.embedder.model, "dim": self.embedder.dim},
             "recall_24h": {"calls": len(lat), "p50_ms": _percentile(lat, 0.5), "p95_ms": _percentile(lat, 0.95),
                            "empty": empty},
-            "schema_version": SCHEMA_VERSION, "version": __version__,
+            "schema_version": self.schema_version, "version": __version__,
         }
 
     # ------------------------------------------------------------ namespaces, export and import

@@ -15,7 +15,7 @@ from typing import Any
 
 from commands import _common as c
 from contract import validate
-from store import portable
+from store import maintenance, portable
 
 PROG = "memlane export"
 
@@ -28,46 +28,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet", action="store_true", help=c.t("data.help.quiet"))
     args = p.parse_args(argv)
     cfg = c.config(args)
-    # Deferred: the model and the store: loaded when the command runs, not for --help.
-    from memory import connect
 
     ns = validate.namespace_arg(args.namespace) if args.namespace else None
     if cfg.db_url:
-        return _export_pg(cfg, args, ns)
-    db_path = cfg.resolved_db_path()
-    if not db_path.is_file():
-        raise c.Unavailable("data.no_db", path=str(db_path))
-    db = connect(db_path)
-    try:
-        db.execute("begin")  # one read transaction: a consistent snapshot while the daemon writes
+        snapshot = maintenance.pg_snapshot(cfg.db_url, cfg.db_label())
+    else:
+        snapshot = maintenance.file_snapshot(cfg.resolved_db_path())
+    with snapshot as db:  # one read snapshot: a consistent export while the daemon writes
         _write(db, args, ns)
-        db.execute("commit")
-    finally:
-        db.close()
-    return 0
-
-
-def _export_pg(cfg: Any, args: Any, ns: str | None) -> int:
-    """The same export from PostgreSQL, in one repeatable-read snapshot."""
-    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
-    from store.postgres.db import connect_once
-    from store.postgres.engine import PgStore
-
-    conn = connect_once(cfg.db_url)
-    try:  # an export reads an existing memlane database; it never creates one
-        row = conn.execute("select value from meta where key = 'embedder_dim'").fetchone()
-    except Exception:
-        row = None
-    finally:
-        conn.close()
-    if not row:
-        raise c.Unavailable("data.no_db", path=cfg.db_label())
-    store = PgStore(cfg.db_url, int(row[0]), pool_size=2)
-    try:
-        with store.snapshot() as db:
-            _write(db, args, ns)
-    finally:
-        store.close()
     return 0
 
 
@@ -78,7 +46,7 @@ def _write(db: Any, args: Any, ns: str | None) -> None:
     tmp = out_path.with_name(out_path.name + ".partial") if out_path else None
     counts: dict[str, int] = {}
     try:
-        total = db.execute("select count(*) from chunks").fetchone()[0]
+        total = maintenance.chunk_count(db)
         bar = c.progress(total, args.quiet or out_path is None)
         with (open(tmp, "w", encoding="utf-8", newline="\n") if tmp else _stdout()) as fh:
             for rec in portable.export_records(db, vectors=args.vectors, namespace=ns):

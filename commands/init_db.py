@@ -19,21 +19,14 @@ from commands._common import parser
 from config import load_config
 from contract.errors import MemlaneError, Unavailable
 from i18n_messages import t
-from memory import SCHEMA_VERSION, Memory, connect
-
-
-def schema_version(path: Path) -> int:
-    conn = connect(path, readonly=True)
-    try:
-        return int(conn.execute("pragma user_version").fetchone()[0])
-    finally:
-        conn.close()
+from memory import SCHEMA_VERSION, Memory
+from store import maintenance
 
 
 def init_db(db_path: Path, cfg: object, lang: str) -> list[str]:
     """Create or migrate `db_path`; return the lines to print."""
     existed = db_path.exists() and db_path.stat().st_size > 0
-    before = schema_version(db_path) if existed else 0
+    before = maintenance.file_schema_version(db_path) if existed else 0
     lock_path = db_path.with_name(db_path.name + ".lock")
     db_path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(lock_path))

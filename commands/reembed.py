@@ -18,37 +18,20 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
 from commands._common import argument_parser
 from config import load_config
 from contract.errors import MemlaneError
-from contract.validate import now_iso
 from embedder import make_embedder
 from i18n_messages import detect_lang, normalize_lang, t
 from memory import Memory
-from store.sqlite import derived
+from store import maintenance
+from store.maintenance import reset_vectors, stored_model  # noqa: F401 - for callers and tests
 from store.sqlite.derived import vec_tables  # noqa: F401 - the vec0 tables, for callers and tests
 
 MAX_FAILED_BATCHES = 3  # consecutive embedder failures before giving up (the queue keeps the rest)
-
-
-def stored_model(db: Any) -> tuple[str | None, int | None]:
-    rows = dict(db.execute("select key, value from meta where key in ('embedder_model', 'embedder_dim')").fetchall())
-    dim = rows.get("embedder_dim")
-    return rows.get("embedder_model"), int(dim) if dim else None
-
-
-def reset_vectors(db: Any, model: str, dim: int, engine: Any = derived) -> int:
-    """Inside the caller's transaction: clear (or, for a new dimension, recreate) every vector table, queue
-    every chunk for embedding, and record the new model. `engine` is the store's derived-rows module
-    (`store.DERIVED`). Returns the number of chunks queued."""
-    queued = engine.reset_vectors(db, dim, now_iso())
-    db.executemany("insert into meta(key, value) values (?, ?) on conflict (key) do update set value = excluded.value",
-                   [("embedder_model", model), ("embedder_dim", str(dim))])
-    return int(queued)
 
 
 def daemon_serving(port: int, db_path: Path) -> str | None:
@@ -116,7 +99,7 @@ def _reembed(mem: Memory, force: bool, lang: str) -> int:
     model, dim = mem.embedder.model, mem.embedder.dim
     with mem.store.atomic() as db:
         old_model, old_dim = stored_model(db)
-        pending = int(db.execute("select count(*) from embed_queue").fetchone()[0])
+        pending = maintenance.queue_size(db)
         if (old_model, old_dim) == (model, dim) and not force:
             if pending == 0:
                 print(t("install.reembed_nothing", lang, model=model, dim=dim))
@@ -142,8 +125,8 @@ def _reembed(mem: Memory, force: bool, lang: str) -> int:
     left = mem.pending_embeddings()
     if left:
         with mem.store.atomic() as db:
-            row = db.execute("select last_error from embed_queue where last_error is not null limit 1").fetchone()
-        print(t("install.reembed_failed", lang, pending=left, detail=(row[0] if row else "?")[:200]), file=sys.stderr)
+            error = maintenance.last_embed_error(db)
+        print(t("install.reembed_failed", lang, pending=left, detail=(error or "?")[:200]), file=sys.stderr)
         return 1
     print(t("install.reembed_done", lang, count=done, model=model, dim=dim, seconds=round(time.monotonic() - started, 1)))
     return 0

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import statistics
 import tempfile
 import time
@@ -25,6 +24,7 @@ import numpy as np
 
 from commands._common import argument_parser
 from i18n_messages import t
+from store import bench_support
 from store import search_index as si
 from store.protocol import Filter, NewChunk, QueuedChunk
 from store.sqlite.engine import SqliteStore
@@ -38,10 +38,7 @@ def load_vectors(path: Path | None, n: int, dim: int, seed: int) -> np.ndarray:
         centres = rng.normal(size=(max(8, n // 200), dim)).astype(np.float32)
         vecs = centres[rng.integers(0, len(centres), n)] + rng.normal(size=(n, dim)).astype(np.float32) * 0.7
         return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
-
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    blobs = [r[0] for r in db.execute("select embedding from chunk_vec_f32 order by seq limit ?", (n,))]
-    db.close()
+    blobs = bench_support.file_f32_vectors(path, n)
     return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
 
 

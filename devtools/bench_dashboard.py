@@ -33,6 +33,7 @@ from config import load_config
 from contract import validate as v
 from i18n_messages import t
 from memory import Memory
+from store import bench_support
 from tests.daemon_util import running_daemon
 from tests.dashboard_util import login_url
 
@@ -83,10 +84,7 @@ def build(db: Path, home: Path, n: int, real: bool, rng: random.Random) -> dict[
             a, b = rng.sample(people, 2)
             m.relate(a, rng.choice(["works_at", "lives_in", "knows", "reports_to"]),
                      rng.choice([b, rng.choice(ORGS), rng.choice(PLACES)]), confidence=round(rng.uniform(0.5, 1), 2))
-        db_conn = m.store.reader()
-        out["entity"] = db_conn.execute(
-            "select e.name from relations r join entities e on e.id = r.subject_id where r.namespace = 'default' "
-            "group by e.id order by count(*) desc limit 1").fetchone()[0]
+        out["entity"] = bench_support.busiest_subject(m.store, "default")
         if real:
             m.embed_pending()
         else:
@@ -97,12 +95,9 @@ def build(db: Path, home: Path, n: int, real: bool, rng: random.Random) -> dict[
                 m.store.write_vectors(w, list(zip(queued, vecs, strict=True)))
         # A week of recall_log rows, so the latency plot and the 24 h tables have data.
         now = time.time()
-        with m.store.atomic() as w:
-            w.executemany(
-                "insert into recall_log(namespace, query, created_at, took_ms, lanes_json, lane_wall_ms, hit_count, "
-                "skipped, recall_details_json) values ('default', ?, ?, ?, '{}', null, ?, null, '[]')",
-                [(f"query {k}", v.to_iso(datetime.fromtimestamp(now - rng.uniform(0, 7 * 86400), timezone.utc)),
-                  round(rng.lognormvariate(3.2, 0.5), 3), rng.choice([0, 3, 10, 10, 10])) for k in range(3000)])
+        bench_support.add_recall_log(m.store, "default", [
+            (f"query {k}", v.to_iso(datetime.fromtimestamp(now - rng.uniform(0, 7 * 86400), timezone.utc)),
+             round(rng.lognormvariate(3.2, 0.5), 3), rng.choice([0, 3, 10, 10, 10])) for k in range(3000)])
         out["chunks"] = m.stats()["chunks"]
     return out
 

@@ -38,8 +38,9 @@ from commands import pg_local
 from devtools import corpus, daemon_probe
 from embedder import make_embedder
 from i18n_messages import t
+from store import bench_support
 from store.protocol import Filter
-from store.sqlite import ann, derived
+from store.sqlite import ann
 from store.sqlite.engine import SqliteStore
 
 BLOCK = 5000  # texts embedded and cached per file by `model`
@@ -123,50 +124,19 @@ def namespace_of(i: int, namespaces: int) -> str:
 
 
 def _load_pg(url: str, vecs: np.ndarray, m: int, ef_construction: int, namespaces: int) -> tuple[Any, float, float]:
-    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
-    import psycopg
-    from pgvector.psycopg import register_vector
-
-    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
-    from store.postgres.derived import hnsw_index_sql
-    from store.postgres.engine import PgStore
+    from store.postgres.engine import PgStore  # psycopg is imported only when PostgreSQL is benchmarked
 
     store = PgStore(url, DIM, model="synthetic")
-    t0 = time.perf_counter()
-    with psycopg.connect(url, autocommit=True) as conn:
-        register_vector(conn)
-        conn.execute("drop index chunk_vec_hnsw")  # built once after the load, as a bulk load should
-        with conn.cursor() as cur:
-            with cur.copy("copy chunks (seq, id, namespace, content, content_hash, created_at, valid_from) "
-                          "from stdin") as cp:
-                for i in range(len(vecs)):
-                    cp.write_row((i + 1, f"m_{i:08x}", namespace_of(i, namespaces), f"synthetic {i}", f"{i:064x}",
-                                  NOW, NOW))
-            with cur.copy("copy chunk_vec (seq, namespace, live, lang, embedding) from stdin with (format binary)") as cp:
-                cp.set_types(["int8", "text", "bool", "text", "vector"])
-                for i, v in enumerate(vecs):
-                    cp.write_row((i + 1, namespace_of(i, namespaces), True, "en", v))
-        conn.execute("select setval(pg_get_serial_sequence('chunks', 'seq'), %s)", (len(vecs),))
-        conn.execute("analyze")
-        loaded = time.perf_counter()
-        # The graph must fit in maintenance_work_mem, or the build slows down many times.
-        conn.execute("select set_config('maintenance_work_mem', %s, false)",
-                     (f"{max(1024, len(vecs) * 4 * 1024 // 1_000_000)}MB",))
-        conn.execute(hnsw_index_sql(m, ef_construction))
-    return store, loaded - t0, time.perf_counter() - loaded
+    load_s, build_s = bench_support.load_synthetic_pg(url, vecs, lambda i: namespace_of(i, namespaces), NOW,
+                                                      m, ef_construction)
+    return store, load_s, build_s
 
 
 def _load_sqlite(path: Path, vecs: np.ndarray, namespaces: int) -> tuple[Any, float, float]:
 
     store = SqliteStore(path, DIM, model="synthetic")
     t0 = time.perf_counter()
-    for i in range(0, len(vecs), 5000):
-        with store.atomic() as db:
-            for j in range(i, min(i + 5000, len(vecs))):
-                db.execute("insert into chunks(seq, id, namespace, content, content_hash, created_at, valid_from) "
-                           "values (?,?,?,?,?,?,?)", (j + 1, f"m_{j:08x}", namespace_of(j, namespaces),
-                                                       f"synthetic {j}", f"{j:064x}", NOW, NOW))
-                derived.write_vector(db, j + 1, namespace_of(j, namespaces), True, "en", vecs[j].tobytes())
+    bench_support.load_synthetic_sqlite(store, vecs, lambda i: namespace_of(i, namespaces), NOW)
     loaded = time.perf_counter()
     store.nearest(Filter(namespace_of(0, namespaces)), vecs[0], K)  # starts its index build (store/sqlite/ann.py)
     store.ann.wait()
@@ -186,11 +156,7 @@ def run_engine(engine: str, vecs: np.ndarray, qs: np.ndarray, db_url: str | None
         if db_url is None:
 
             server = pg_local.start(tmp / "pg", durable=True, shared_buffers=shared_buffers)
-            # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
-            import psycopg
-
-            with psycopg.connect(server.url(), autocommit=True) as conn:
-                conn.execute("create database bench")
+            bench_support.create_pg_database(server.url(), "bench")
             db_url = server.url("bench")
         store, load_s, build_s = _load_pg(db_url, vecs, m, ef_construction, namespaces)
     else:

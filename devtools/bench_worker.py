@@ -21,6 +21,7 @@ from pathlib import Path
 from commands._common import argument_parser
 from devtools.bench_recall_latency import _load, sentences
 from i18n_messages import t
+from store import bench_support
 
 TIMEOUT_S = 3600
 
@@ -51,7 +52,7 @@ def run(n: int, session: int, code_root: Path, disable: list[str]) -> str:
                 mem.remember(text, namespace="bench", source="bench", metadata={"session": i // session})
             own = _wait(mem.pending_embeddings, deadline) - t0
             both = _wait(pending_ctx, deadline) - t0
-            ctx = mem.store.reader().execute("select count(*) from chunk_ctx_vec").fetchone()[0]
+            ctx = bench_support.context_vector_count(mem.store)
     return (f"code={code_root.resolve()} disabled={','.join(disable) or '-'} n={n}: raw embedder {raw:.1f}/s; "
             f"own vectors {n / own:.1f}/s ({own:.1f} s, ratio to raw {n / own / raw:.2f}); "
             f"own + context windows {both:.1f} s ({ctx} context vectors)")

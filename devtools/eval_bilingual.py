@@ -36,6 +36,7 @@ from devtools.evalkit import (
     write_json,
 )
 from i18n_messages import t
+from store import bench_support
 
 BASE_TIME = "2025-01-01T00:00:00+00:00"
 
@@ -70,9 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         backend.flush()
         db = backend.db()
         if db is not None:
-            links = [(id_of.get(old, old), id_of.get(new, new)) for old, new in db.execute(
-                "select id, superseded_by from chunks where namespace = ? and superseded_by is not null "
-                "and kind = 'memory'", (ns,))]
+            links = [(id_of.get(old, old), id_of.get(new, new))
+                     for old, new in bench_support.supersession_links(db, ns)]
         for q in tqdm(data["queries"], desc="recall", unit="q", file=sys.stderr):
             kw = recall_args(args, q["query"], ns, lanes)
             t0 = time.perf_counter()

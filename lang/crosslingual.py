@@ -19,12 +19,10 @@ import logging
 import math
 import os
 import re
-import sqlite3
 import statistics
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from typing import Any
 import entity_resolve as er
 from lang.cedict import cedict_path, jieba_dict_path
 from lang.stopwords import EN_STOP
+from store import lexicon_file as lexfile
 
 log = logging.getLogger("memlane")
 BUILD_TIMEOUT_S = 300
@@ -61,11 +60,11 @@ class _Table:
         self._lex, self._table = lex, table  # table names are constants of this module
 
     def get(self, key: str, default: Any = None) -> Any:
-        row = self._lex.row(f"select v from {self._table} where k = ?", key)
-        return tuple(row[0].split(_SEP)) if row else default
+        value = self._lex.file.value(self._table, key)
+        return tuple(value.split(_SEP)) if value is not None else default
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self._lex.row(f"select 1 from {self._table} where k = ?", key) is not None
+        return isinstance(key, str) and self._lex.file.value(self._table, key) is not None
 
 
 class _PairTable(_Table):
@@ -78,14 +77,10 @@ class _PairTable(_Table):
 
 @dataclass(frozen=True)
 class Lexicon:
-    """The lexicon file, opened read-only: zh2en, en2zh and common_en answer like read-only dicts and a set."""
+    """The lexicon file, opened read-only: zh2en, en2zh and common_en answer like read-only dicts and a set.
+    Its storage (a SQLite file of key-value tables) is store/lexicon_file.py's."""
 
-    conn: sqlite3.Connection
-    lock: threading.Lock
-
-    def row(self, sql: str, key: str) -> tuple[Any, ...] | None:
-        with self.lock:
-            return self.conn.execute(sql, (key,)).fetchone()
+    file: lexfile.LexiconFile
 
     @property
     def zh2en(self) -> _Table:
@@ -241,26 +236,14 @@ def lexicon_file(source: Path) -> Path:
 
 
 def _write(dest: Path, built: _Built) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(f".{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
-    db = sqlite3.connect(tmp)
-    try:
-        tables: tuple[tuple[str, Iterable[tuple[str, str]]], ...] = (
-            ("zh2en", ((k, _SEP.join(v)) for k, v in built.zh2en.items())),
-            ("en2zh", ((k, _SEP.join(v)) for k, v in built.en2zh.items())),
-            ("common_en", ((w, "") for w in built.common_en)),
-            ("zh_names", ((k, _SEP.join(_PAIR.join(p) for p in v)) for k, v in built.zh_names.items())),
-            ("en_names", ((k, _SEP.join(v)) for k, v in built.en_names.items())),
-            ("given_names", ((w, "") for w in built.given_names)),
-        )
-        for table, rows in tables:
-            db.execute(f"create table {table} (k text primary key, v text not null) without rowid")
-            db.executemany(f"insert into {table} values (?, ?)", rows)
-        db.commit()
-    finally:
-        db.close()
-    os.replace(tmp, dest)  # atomic: a reader never sees half a file
+    lexfile.write(dest, (
+        ("zh2en", ((k, _SEP.join(v)) for k, v in built.zh2en.items())),
+        ("en2zh", ((k, _SEP.join(v)) for k, v in built.en2zh.items())),
+        ("common_en", ((w, "") for w in built.common_en)),
+        ("zh_names", ((k, _SEP.join(_PAIR.join(p) for p in v)) for k, v in built.zh_names.items())),
+        ("en_names", ((k, _SEP.join(v)) for k, v in built.en_names.items())),
+        ("given_names", ((w, "") for w in built.given_names)),
+    ))
 
 
 def build_elsewhere(source: Path, dest: Path) -> None:
@@ -281,8 +264,7 @@ def build_elsewhere(source: Path, dest: Path) -> None:
 
 
 def _open(dest: Path) -> Lexicon:
-    conn = sqlite3.connect(f"file:{dest}?mode=ro&immutable=1", uri=True, check_same_thread=False)
-    return Lexicon(conn, threading.Lock())
+    return Lexicon(lexfile.LexiconFile(dest))
 
 
 def common_english() -> _Table | None:

@@ -1,18 +1,23 @@
-"""Keeping a memlane file safe: online backup, restore, and the vector consistency check.
+"""Keeping a memlane database safe: online backup, restore, the vector consistency check and repair,
+the export snapshot, the re-embedding bookkeeping and the file's schema version.
 
-The scripts in scripts/ (backup.py, restore.py, repair_vectors.py) are thin adapters over these.
-Everything here goes through `memory.connect()`, so the pragmas and sqlite-vec are the daemon's.
+The commands (commands/backup.py, restore.py, repair_vectors.py, export_jsonl.py, reembed.py, init_db.py)
+are thin adapters over these and run no SQL of their own. SQLite files go through `connect()`, so the
+pragmas and sqlite-vec are the daemon's; PostgreSQL goes through store/postgres/db.py.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar
 
+from contract import validate
 from contract.errors import InvalidArgument, Unavailable
 from server import private
 from store.sqlite import derived
@@ -302,3 +307,142 @@ def repair_vectors(db: Any, rep: VectorReport, now: str, engine: Any = derived) 
             engine.relive_from_chunk(db, seq)
             done["relived"] += 1
     return done
+
+
+def check_file(db_path: Path, apply: bool) -> tuple[VectorReport, dict[str, int] | None]:
+    """check_vectors on a SQLite file in one read transaction; with `apply` and problems, check again and
+    repair in one BEGIN IMMEDIATE transaction, as Memory.atomic does (no embedder is loaded for this)."""
+    _require_db(db_path)
+    db = connect(db_path)
+    try:
+        db.execute("begin")
+        rep = check_vectors(db)
+        db.execute("commit")
+    finally:
+        db.close()
+    done = None
+    if apply and rep.problems:
+        db = connect(db_path)
+        try:
+            db.execute("begin immediate")
+            rep = check_vectors(db)  # again, inside the write transaction
+            done = repair_vectors(db, rep, validate.now_iso())
+            db.execute("commit")
+        except BaseException:
+            db.execute("rollback")
+            raise
+        finally:
+            db.close()
+    return rep, done
+
+
+def check_pg(url: str, label: str, apply: bool) -> tuple[VectorReport, dict[str, int] | None]:
+    """The same check and repair on PostgreSQL, each in one transaction (repeatable read for the
+    check; the repair locks the vector tables and their queues against the daemons' workers)."""
+    import psycopg  # the PostgreSQL driver is an optional dependency, loaded only for that engine
+
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
+    from store.postgres import derived as pg_derived
+    from store.postgres.db import Handle, connect_once, db_error
+
+    conn = connect_once(url)
+    try:
+        if conn.execute("select to_regclass('chunk_vec')").fetchone()[0] is None:
+            raise Unavailable("data.no_db", path=label)
+        with conn.transaction():
+            conn.execute("set transaction isolation level repeatable read")
+            rep = check_vectors(Handle(conn), pg_derived)
+        done = None
+        if apply and rep.problems:
+            with conn.transaction():
+                conn.execute("lock table chunk_vec, embed_queue, chunk_ctx_vec, ctx_queue in share row exclusive mode")
+                rep = check_vectors(Handle(conn), pg_derived)  # again, under the lock
+                done = repair_vectors(Handle(conn), rep, validate.now_iso(), pg_derived)
+        return rep, done
+    except psycopg.Error as exc:
+        raise db_error(exc, url) from None
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------- export, re-embedding, schema
+
+
+@contextmanager
+def file_snapshot(db_path: Path) -> Iterator[Any]:
+    """One read transaction on a SQLite file: a consistent export while the daemon writes."""
+    _require_db(db_path)
+    db = connect(db_path)
+    try:
+        db.execute("begin")
+        yield db
+        db.execute("commit")
+    finally:
+        db.close()
+
+
+@contextmanager
+def pg_snapshot(url: str, label: str) -> Iterator[Any]:
+    """One repeatable-read snapshot of an existing PostgreSQL memlane database (never creates one)."""
+    from store.postgres.db import connect_once  # loads psycopg: an optional dependency, for that engine only
+
+    # Deferred: optional engine, psycopg is loaded only when PostgreSQL is used.
+    from store.postgres.engine import PgStore
+
+    conn = connect_once(url)
+    try:
+        row = conn.execute("select value from meta where key = 'embedder_dim'").fetchone()
+    except Exception:  # no meta table: not a memlane database
+        row = None
+    finally:
+        conn.close()
+    if not row:
+        raise Unavailable("data.no_db", path=label)
+    store = PgStore(url, int(row[0]), pool_size=2)
+    try:
+        with store.snapshot() as db:
+            yield db
+    finally:
+        store.close()
+
+
+def chunk_count(db: Any) -> int:
+    """Every chunk version in the database (an export's progress total)."""
+    return int(db.execute("select count(*) from chunks").fetchone()[0])
+
+
+def stored_model(db: Any) -> tuple[str | None, int | None]:
+    """The embedding model and dimension the database records: (model, dim), None where unset."""
+    rows = dict(db.execute("select key, value from meta where key in ('embedder_model', 'embedder_dim')").fetchall())
+    dim = rows.get("embedder_dim")
+    return rows.get("embedder_model"), int(dim) if dim else None
+
+
+def reset_vectors(db: Any, model: str, dim: int, engine: Any = derived) -> int:
+    """Inside the caller's transaction: clear (or, for a new dimension, recreate) every vector table, queue
+    every chunk for embedding, and record the new model. `engine` is the store's derived-rows module
+    (`store.DERIVED`). Returns the number of chunks queued."""
+    queued = engine.reset_vectors(db, dim, validate.now_iso())
+    db.executemany("insert into meta(key, value) values (?, ?) on conflict (key) do update set value = excluded.value",
+                   [("embedder_model", model), ("embedder_dim", str(dim))])
+    return int(queued)
+
+
+def queue_size(db: Any) -> int:
+    """Chunks waiting for their vector, read inside the caller's transaction."""
+    return int(db.execute("select count(*) from embed_queue").fetchone()[0])
+
+
+def last_embed_error(db: Any) -> str | None:
+    """One recorded embedding error of the queue, if any."""
+    row = db.execute("select last_error from embed_queue where last_error is not null limit 1").fetchone()
+    return str(row[0]) if row else None
+
+
+def file_schema_version(path: Path) -> int:
+    """A SQLite file's schema version (`pragma user_version`), read without migrating it."""
+    conn = connect(path, readonly=True)
+    try:
+        return int(conn.execute("pragma user_version").fetchone()[0])
+    finally:
+        conn.close()

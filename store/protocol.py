@@ -101,6 +101,11 @@ class Store(Protocol):
     dim: int
     path: Any  # what identifies the database in messages and /health (a file path, or a URL without secret)
 
+    @property
+    def DERIVED(self) -> Any:  # noqa: N802 - the engines' class constant
+        """The engine's derived-row module (store/sqlite/derived.py, store/postgres/derived.py)."""
+        ...
+
     # ---- lifecycle and transactions
     def atomic(self) -> AbstractContextManager[Any]:
         """One write transaction; yields the handle every write method takes as `tx`."""
@@ -113,9 +118,14 @@ class Store(Protocol):
     def set_meta(self, tx: Any, values: dict[str, str]) -> None: ...
 
     migrations_applied: list[int]  # schema versions this open applied
+    schema_version: int  # the database's schema version after open, in the engine's own record
 
     def check_writable(self) -> None:
         """Refuse at start, not at the first write, when the database cannot be written."""
+        ...
+
+    def reader(self) -> Any:
+        """This thread's read handle, for the store-side modules that read in bulk (store/portable.py)."""
         ...
 
     # ---- candidate lists (recall)
@@ -201,6 +211,10 @@ class Store(Protocol):
         """Queue one recall_log row; written when the writer is free, never waited for."""
         ...
 
+    def drain_log(self, wait: bool = False) -> None:
+        """Write the queued recall_log rows if the writer is free; with `wait`, wait for it (memory_stats)."""
+        ...
+
     # ---- writes (each inside atomic())
     def live_duplicate(self, tx: Any, namespace: str, content_hash: str) -> str | None: ...
 
@@ -265,11 +279,12 @@ class Store(Protocol):
         ...
 
     # ---- supersession (inside the embedding batch's transaction)
-    def memory_vector(self, tx: Any, seq: int) -> tuple[str, str, str, str, bytes] | None:
-        """(id, namespace, content, valid_from, vector) of a live memory that has its vector."""
+    def memory_vector(self, tx: Any, seq: int) -> tuple[str, str, str, str, Any] | None:
+        """(id, namespace, content, valid_from, vector) of a live memory that has its vector; the vector in
+        the engine's own form (float32 bytes, or an array), handed back to nearest_live."""
         ...
 
-    def nearest_live(self, tx: Any, vec: bytes, namespace: str, lang: str, k: int) -> list[tuple[int, float]]: ...
+    def nearest_live(self, tx: Any, vec: Any, namespace: str, lang: str, k: int) -> list[tuple[int, float]]: ...
 
     def older_current(self, tx: Any, seq: int, before: str) -> tuple[str, str] | None:
         """(id, content) of a live, not yet superseded memory that started before `before`."""
@@ -293,6 +308,41 @@ class Store(Protocol):
 
     def counts(self, namespace: str | None, since: str) -> dict[str, Any]:
         """memory_stats before formatting: counts, size, and recall latencies since `since`."""
+        ...
+
+    # ---- browsing (the dashboard; store/browse.py and store/shared.py, one SQL for both engines)
+    def namespaces(self, limit: int) -> list[str]:
+        """Namespaces that hold any chunk, by name, up to `limit`."""
+        ...
+
+    def has_namespace(self, namespace: str) -> bool:
+        """True when any chunk version, live or closed, is in `namespace`."""
+        ...
+
+    def memories_page(self, namespace: str, *, before: int, limit: int, live_only: bool) -> dict[str, Any]:
+        """The newest memories of a namespace below key `before`, the first 300 characters of each."""
+        ...
+
+    def memory_detail(self, namespace: str, chunk_id: str, limit: int) -> dict[str, Any] | None:
+        """One chunk with its embedding state, linked entities, facts and relations (up to `limit` each)."""
+        ...
+
+    def chunk_fields(self, chunk_id: str) -> dict[str, Any] | None:
+        """The stored tags, metadata (JSON text), source and importance of one chunk version."""
+        ...
+
+    def entities_page(self, namespace: str, norm_part: str, *, after: str, limit: int) -> dict[str, Any]:
+        """Entities whose normalized name contains `norm_part`, by normalized name after `after`."""
+        ...
+
+    def namespaces_page(self, *, after: str, limit: int) -> dict[str, Any]:
+        """Namespaces after `after` with their chunk, live chunk, entity and live relation counts."""
+        ...
+
+    def activity(self, namespace: str | None, *, since: str, bucket_width: int, scan_limit: int,
+                 growth_since: str, log_since: str) -> dict[str, Any]:
+        """What the health view plots: recall latencies by bucket, growth per day, entity kinds, the
+        queue, and the slowest and empty recalls since `log_since`."""
         ...
 
     # ---- threads and context

@@ -254,12 +254,12 @@ def test_window_text_clips_each_turn_to_its_share(e5: Any) -> None:
 def test_repair_finds_and_fixes_context_vector_drift(db_target: Any, cfg: Any, e5: Any) -> None:
     """`memlane repair` checks context vectors as it checks own vectors: a missing one is re-queued, a
     wrong live flag fixed, one of the wrong namespace (or, on SQLite, an orphan) removed and re-made."""
-    from commands import repair_vectors
+    from store import maintenance
 
     def check(apply: bool) -> tuple[Any, Any]:
         if isinstance(db_target, str):
-            return repair_vectors._check_pg(db_target, "pg", apply)
-        return repair_vectors._check_file(Path(db_target), apply)
+            return maintenance.check_pg(db_target, "pg", apply)
+        return maintenance.check_file(Path(db_target), apply)
 
     with Memory(db_target, config=cfg, embedder=e5) as mem:
         ids = [mem.remember(text, thread="c1")["chunk_id"] for text in TURNS]

@@ -35,7 +35,7 @@ def test_the_lexicon_file_answers_as_the_built_maps(tmp_path: Path) -> None:
     assert all(w in lex.given_names for w in list(built.given_names)[::17])
     assert lex.zh_names.get("不存在的词", ()) == () and "berlin" in lex.en_names
     with pytest.raises(Exception, match="readonly|read-only"):
-        lex.conn.execute("delete from zh2en")
+        lex.file._conn.execute("delete from zh2en")  # the file is opened read-only (store/lexicon_file.py)
 
 
 def test_the_lexicon_is_built_in_a_child_process_and_here_when_the_child_fails(

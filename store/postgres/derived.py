@@ -192,6 +192,12 @@ def write_context(db: Any, seq: int, gen: int, vec: bytes | np.ndarray | None, b
     return True
 
 
+def embed_failed(db: Any, seqs: Sequence[int], error: str, by: str) -> None:
+    """Count a failed embedding attempt on the chunks `by` holds, and hand them back to every daemon."""
+    db.executemany("update embed_queue set attempts = attempts + 1, last_error = ?, claimed_by = null, "
+                   "claimed_at = null where chunk_seq = ? and claimed_by = ?", [(error[:500], s, by) for s in seqs])
+
+
 def context_failed(db: Any, seqs: list[int], error: str, by: str) -> None:
     """Count a failed attempt on the windows `by` holds, and hand them back to every daemon."""
     db.executemany("update ctx_queue set attempts = attempts + 1, last_error = ?, claimed_by = null, "

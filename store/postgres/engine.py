@@ -28,7 +28,7 @@ from contract.errors import MemlaneError, Unavailable
 from store import search_index as si
 from store.browse import Browse
 from store.postgres import derived as pg_derived
-from store.postgres.db import Handle, Reader, db_error, migrate, open_pool
+from store.postgres.db import VERSION_TABLE, Handle, Reader, db_error, migrate, open_pool
 from store.postgres.derived import TS_CONFIG
 from store.protocol import Filter, Neighbours, QueuedChunk
 from store.shared import SharedSql, _marks
@@ -77,6 +77,9 @@ class PgStore(SharedSql, Browse):
         self._ns_counts: dict[str, tuple[float, int]] = {}
         self._local = threading.local()
         self.log_write_ms: list[float] = []
+        # PostgreSQL's own record (memlane_schema), not SQLite's numbering: /health and memory_stats show it.
+        row = self.reader().execute(f"select max(version) from {VERSION_TABLE}").fetchone()
+        self.schema_version = int(row[0] or 0) if row else 0
 
     # ------------------------------------------------------------ connections and transactions
 
@@ -355,9 +358,7 @@ class PgStore(SharedSql, Browse):
 
     def embed_failed(self, seqs: Sequence[int], error: str) -> None:
         with self.atomic() as db:
-            db.executemany("update embed_queue set attempts = attempts + 1, last_error = ?, claimed_by = null, "
-                           "claimed_at = null where chunk_seq = ? and claimed_by = ?",
-                           [(error[:500], s, self.instance) for s in seqs])
+            pg_derived.embed_failed(db, seqs, error, self.instance)
 
     def write_vectors(self, tx: Any, items: Sequence[tuple[QueuedChunk, np.ndarray]]) -> list[int]:
         """Write the vectors of rows this daemon still holds; a row whose lease passed to another daemon

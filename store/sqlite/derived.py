@@ -12,6 +12,7 @@ and they drifted (an import without bigrams, a rename that left the bit index be
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from contract.errors import Unavailable
@@ -252,6 +253,12 @@ def write_context(db: Any, seq: int, gen: int, vec: bytes | None) -> bool:
                    (seq, row[0], row[1], vec))
         ann.note(db, "put", seq + ann.CTX_KEY, ann.context_space(row[0]), vec)
     return True
+
+
+def embed_failed(db: Any, seqs: Sequence[int], error: str) -> None:
+    """Count a failed embedding attempt on queued chunks; the queue serves the fewest failures first."""
+    db.executemany("update embed_queue set attempts = attempts + 1, last_error = ? where chunk_seq = ?",
+                   [(error[:500], s) for s in seqs])
 
 
 def context_failed(db: Any, seqs: list[int], error: str) -> None:

@@ -82,6 +82,7 @@ class SqliteStore(SharedSql, Browse):
         try:
             with self._write_lock:
                 self.migrations_applied = migrate(self._writer, self.dim)
+                self.schema_version = int(self._writer.execute("pragma user_version").fetchone()[0])
         except BaseException:
             self._writer.close()
             raise
@@ -472,8 +473,7 @@ class SqliteStore(SharedSql, Browse):
 
     def embed_failed(self, seqs: Sequence[int], error: str) -> None:
         with self.atomic() as db:
-            db.executemany("update embed_queue set attempts = attempts + 1, last_error = ? where chunk_seq = ?",
-                           [(error[:500], s) for s in seqs])
+            derived.embed_failed(db, seqs, error)
 
     def write_vectors(self, tx: Any, items: Sequence[tuple[QueuedChunk, np.ndarray]]) -> list[int]:
         written = []
