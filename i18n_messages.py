@@ -1488,6 +1488,26 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "print the questions missed at 10",
         "zh": "列出前 10 名内未命中的问题",
     },
+    "cli.help.locomo_baseline": {
+        "en": "a saved --json run to compare with; prints the deltas and the ship rule's verdict",
+        "zh": "用于比较的已保存 --json 结果；输出差值和上线规则的结论",
+    },
+    "cli.help.locomo_compare": {
+        "en": "a saved --json run to judge against --baseline without recalling anything (no PATH)",
+        "zh": "不做召回，直接把这个已保存的 --json 结果与 --baseline 比较（不需要 PATH）",
+    },
+    "cli.help.locomo_ship_metric": {
+        "en": "the pooled metric that must gain for a change to ship (default any@10)",
+        "zh": "改动上线所需提升的合并指标（默认 any@10）",
+    },
+    "cli.help.locomo_path_or_compare": {
+        "en": "give either PATH (run the eval) or --compare NEW.json with --baseline OLD.json",
+        "zh": "请给出 PATH（运行评测），或者 --compare NEW.json 加 --baseline OLD.json",
+    },
+    "cli.help.bilingual_unseen": {
+        "en": "also ask the unseen part (held out until the end of an issue); reported apart from the seen part",
+        "zh": "同时提问未见部分（保留到一个 issue 结束时才用）；与已见部分分开报告",
+    },
     "cli.help.bilingual_path": {
         "en": "a JSON file in the bilingual-dev format",
         "zh": "bilingual-dev 格式的 JSON 文件",

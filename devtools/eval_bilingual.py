@@ -5,10 +5,14 @@ but never with their `supersedes` field: telling the newer version from the olde
 job. A query is a hit at k when any `expect` id is in the top k. Reported: top-1/3/10 and MRR by kind
 and by query language, the rate at which an `avoid` memory (the superseded version, for temporal_now)
 outranks the expected one, and, in-process, the supersession links memlane made against the truth.
+A query with an empty `expect` (kind `foreign`: about nobody stored) is a hit only when recall
+returns no hit at all. Queries marked `"unseen": true` are held out: skipped unless `--unseen`, and
+then reported apart from the seen ones (groups prefixed `unseen`).
 
     memlane eval bilingual ../shared/eval/bilingual-dev.json
     memlane eval bilingual PATH --lanes vector
     memlane eval bilingual PATH --disable crosslingual --json out.json
+    memlane eval bilingual tests/data/bilingual-dev2.json --unseen   # end of an issue only
 """
 
 from __future__ import annotations
@@ -41,23 +45,58 @@ from store import bench_support
 BASE_TIME = "2025-01-01T00:00:00+00:00"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argument_parser("memlane eval bilingual", t("cli.help.eval_bilingual"))
-    ap.add_argument("path", help=t("cli.help.bilingual_path"))
-    add_run_arguments(ap)
-    ap.add_argument("--misses", action="store_true", help=t("cli.help.bilingual_misses"))
-    args = ap.parse_args(argv)
+def rank_of(got: list[str], ids: list[str]) -> int | None:
+    """1-based rank of the first expected id; for a foreign query (no id expected) 1 when nothing came back."""
+    if not ids:
+        return None if got else 1
+    ranks = [i for i, g in enumerate(got, 1) if g in ids]
+    return ranks[0] if ranks else None
 
-    lanes = parse_list(args.lanes, LANE_NAMES, "lane") or None
-    disable = parse_list(args.disable, TECHNIQUES, "technique")
-    enable = parse_list(args.enable, TECHNIQUES, "technique")
-    data = json.loads(Path(args.path).read_text(encoding="utf-8"))
+
+def score(qs: list[dict[str, Any]]) -> dict[str, float]:
+    """top-1/3/10, MRR and (where some query has `avoid`) how often an avoided memory ranks above."""
+    out: dict[str, float] = {"n": float(len(qs))}
+    if not qs:
+        return out
+    for k in (1, 3, 10):
+        out[f"top{k}"] = sum((rank_of(q["got"], q["expect"]) or 99) <= k for q in qs) / len(qs)
+    out["mrr"] = sum(1.0 / r if (r := rank_of(q["got"], q["expect"])) else 0.0 for q in qs) / len(qs)
+    with_avoid = [q for q in qs if q.get("avoid")]
+    if with_avoid:
+        above = 0
+        for q in with_avoid:
+            e = rank_of(q["got"], q["expect"]) or 999
+            a = rank_of(q["got"], q["avoid"]) or 1000
+            above += a < e
+        out["avoid_above"] = above / len(with_avoid)
+    return out
+
+
+def asked(queries: list[dict[str, Any]], unseen: bool) -> list[dict[str, Any]]:
+    """The queries to ask: the seen ones, and the held-out (`"unseen": true`) ones only when asked for."""
+    return [q for q in queries if unseen or not q.get("unseen")]
+
+
+def grouped(results: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Scores by kind and by language, then overall; unseen queries form their own `unseen ...` groups."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for q in results:
+        part = "unseen " if q.get("unseen") else ""
+        groups[part + "kind " + q["kind"]].append(q)
+        groups[part + "lang " + q["lang"]].append(q)
+        groups["unseen overall" if part else "overall"].append(q)
+    names = sorted(g for g in groups if not g.endswith("overall"))
+    order = [n for n in names if not n.startswith("unseen")] + ["overall"] + \
+        [n for n in names if n.startswith("unseen")] + ["unseen overall"]
+    return {name: score(groups[name]) for name in order if name in groups}
+
+
+def _ask(backend: Any, data: dict[str, Any], args: Any, lanes: list[str] | None) -> tuple[
+        list[dict[str, Any]], list[float], list[tuple[str, str]]]:
+    """Store the memories in time order, then ask the chosen queries: (answers, latencies, supersession links)."""
+
     mems = sorted(data["memories"], key=lambda m: m.get("valid_from") or "")
     ns = "bilingual-" + str(data.get("name", "set"))[:40].replace(" ", "_")
-
-
-    settings = parse_settings(args.set)
-    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable, settings)
     id_of: dict[str, str] = {}
     results: list[dict[str, Any]] = []
     latencies: list[float] = []
@@ -73,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         if db is not None:
             links = [(id_of.get(old, old), id_of.get(new, new))
                      for old, new in bench_support.supersession_links(db, ns)]
-        for q in tqdm(data["queries"], desc="recall", unit="q", file=sys.stderr):
+        for q in tqdm(asked(data["queries"], args.unseen), desc="recall", unit="q", file=sys.stderr):
             kw = recall_args(args, q["query"], ns, lanes)
             t0 = time.perf_counter()
             res = backend.recall(**kw)
@@ -82,43 +121,30 @@ def main(argv: list[str] | None = None) -> int:
             results.append({**q, "got": got})
     finally:
         backend.close()
+    return results, latencies, links
 
-    def rank_of(got: list[str], ids: list[str]) -> int | None:
-        ranks = [i for i, g in enumerate(got, 1) if g in ids]
-        return ranks[0] if ranks else None
 
-    def score(qs: list[dict[str, Any]]) -> dict[str, float]:
-        out: dict[str, float] = {"n": float(len(qs))}
-        if not qs:
-            return out
-        for k in (1, 3, 10):
-            out[f"top{k}"] = sum((rank_of(q["got"], q["expect"]) or 99) <= k for q in qs) / len(qs)
-        out["mrr"] = sum(1.0 / r if (r := rank_of(q["got"], q["expect"])) else 0.0 for q in qs) / len(qs)
-        with_avoid = [q for q in qs if q.get("avoid")]
-        if with_avoid:
-            above = 0
-            for q in with_avoid:
-                e = rank_of(q["got"], q["expect"]) or 999
-                a = rank_of(q["got"], q["avoid"]) or 1000
-                above += a < e
-            out["avoid_above"] = above / len(with_avoid)
-        return out
+def main(argv: list[str] | None = None) -> int:
+    ap = argument_parser("memlane eval bilingual", t("cli.help.eval_bilingual"))
+    ap.add_argument("path", help=t("cli.help.bilingual_path"))
+    add_run_arguments(ap)
+    ap.add_argument("--misses", action="store_true", help=t("cli.help.bilingual_misses"))
+    ap.add_argument("--unseen", action="store_true", help=t("cli.help.bilingual_unseen"))
+    args = ap.parse_args(argv)
 
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for q in results:
-        groups["kind " + q["kind"]].append(q)
-        groups["lang " + q["lang"]].append(q)
+    lanes = parse_list(args.lanes, LANE_NAMES, "lane") or None
+    disable = parse_list(args.disable, TECHNIQUES, "technique")
+    enable = parse_list(args.enable, TECHNIQUES, "technique")
+    data = json.loads(Path(args.path).read_text(encoding="utf-8"))
+    settings = parse_settings(args.set)
+    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable, settings)
+    results, latencies, links = _ask(backend, data, args, lanes)
+    held = sum(bool(q.get("unseen")) for q in data["queries"])
     cols = ["n", "top1", "top3", "top10", "mrr", "avoid_above"]
-    rows = []
-    metrics = {}
-    for name in sorted(groups):
-        m = score(groups[name])
-        metrics[name] = m
-        rows.append([name] + [int(m["n"]) if c == "n" else m.get(c, float("nan")) for c in cols])
-    overall = score(results)
-    metrics["overall"] = overall
-    rows.append(["overall"] + [int(overall["n"]) if c == "n" else overall.get(c, float("nan")) for c in cols])
-    print(f"\nbilingual recall: {args.path}  lanes={','.join(lanes or LANE_NAMES)}  "
+    metrics = grouped(results)
+    rows = [[name] + [int(m["n"]) if c == "n" else m.get(c, float("nan")) for c in cols] for name, m in metrics.items()]
+    part = "asked" if args.unseen else f"{held} held out"
+    print(f"\nbilingual recall: {args.path}  unseen={part}  lanes={','.join(lanes or LANE_NAMES)}  "
           f"disabled={','.join(disable) or '-'}  enabled={','.join(enable) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
     print(table(["group"] + cols, rows))
     now = metrics.get("kind temporal_now", {})
@@ -142,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {q['id']} [{q['kind']}/{q['lang']}] rank={r} want={q['expect']} avoid={q.get('avoid')} "
                       f"got={q['got'][:5]}  {q['query']}")
     if args.json:
-        payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable, "enabled": enable, "metrics": metrics,
+        payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable, "enabled": enable,
+                   "unseen": bool(args.unseen), "metrics": metrics,
                    "supersession": sup, "latency_ms": {"p50": p50, "p95": p95}}
         write_json(args.json, payload)
     return 0
