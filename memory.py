@@ -394,7 +394,8 @@ class Memory:
                         relevance.MIN_RELEVANCE)
             hits, _, _ = pipeline.recall(self.store, plan, self.embedder.embed_query,
                                          self._pool if self.config.parallel_lanes else None, self.cohort, False)
-            [hydrate.brief(h) for h in hits]
+            for hit in hits:
+                hydrate.brief(hit)
 
     def cohort(self) -> relevance.Cohort:
         """The embedder's reference passages per language, which calibrate vector relevance (recall/relevance.py)."""
