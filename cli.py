@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "restore": ("restore", "data.help.restore"),
     "clients": ("clients", "cli.help.clients"),
     "dashboard-link": ("dashboard_link", "cli.help.dashboard_link"),
+    "token": ("token", "cli.help.token"),
     "export": ("export_jsonl", "data.help.export"),
     "import": ("import_jsonl", "data.help.import"),
     "import-mcp-memory": ("import_mcp_memory", "data.help.mcp"),

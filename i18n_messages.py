@@ -1386,6 +1386,18 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "Turn-level recall on LoCoMo conversations: any@k, frac@k, all@k and MRR.",
         "zh": "在 LoCoMo 对话上评测轮次级召回：any@k、frac@k、all@k 与 MRR。",
     },
+    "cli.help.token": {
+        "en": "Create the daemon's token file (mode 0600) unless it exists, and print how to read it; `make run` does this first.",
+        "zh": "若令牌文件不存在则创建（权限 0600），并打印读取方法；`make run` 会先执行这一步。",
+    },
+    "token.read": {
+        "en": "• clients send it as a bearer token; read it with: cat {path}",
+        "zh": "• 客户端以 Bearer 令牌发送它；读取方法：cat {path}",
+    },
+    "token.env_wins": {
+        "en": "• MEMLANE_AUTH_TOKEN is set: the daemon uses that value, not the file",
+        "zh": "• 已设置 MEMLANE_AUTH_TOKEN：守护进程使用该值，而非令牌文件",
+    },
     "cli.help.clients": {
         "en": "Print what to paste into Claude Desktop, Claude Code and Cursor to connect them (the README's snippets).",
         "zh": "打印连接 Claude Desktop、Claude Code 和 Cursor 需粘贴的配置（即 README 中的示例）。",
