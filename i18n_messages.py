@@ -994,8 +994,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "请先登录 memlane 仪表盘：打开守护进程启动时打印的登录链接（…/ui/login?token=…），或在下方输入 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌",
     },
     "ui.login_failed": {
-        "en": "this login link or token is wrong, or the link was already used; enter the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token below (never in a URL), or restart the daemon for a new link",
-        "zh": "登录链接或令牌无效，或链接已被使用；请在下方输入 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌（不要放进网址），或重启守护进程获取新链接",
+        "en": "this login link or token is wrong, or the link was already used; enter the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token below (never in a URL), or run `./memlane dashboard-link` for a new link",
+        "zh": "登录链接或令牌无效，或链接已被使用；请在下方输入 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌（不要放进网址），或运行 `./memlane dashboard-link` 获取新链接",
     },
     "ui.token_label": {
         "en": "Token (from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token)",
