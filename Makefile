@@ -14,7 +14,10 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The token file first (created once, mode 0600), so the READMEs' $$(cat ~/.memlane/auth_token) works.
+# MEMLANE_PORT=8087 make run (or port = 8087 in config.toml) picks another port.
 run: $(STAMP)
+	$(PY) cli.py token
 	$(PY) mcp_server.py
 
 test: $(STAMP)

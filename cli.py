@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "restore": ("commands.restore", "data.help.restore"),
     "clients": ("commands.clients", "cli.help.clients"),
     "dashboard-link": ("commands.dashboard_link", "cli.help.dashboard_link"),
+    "token": ("commands.token", "cli.help.token"),
     "export": ("commands.export_jsonl", "data.help.export"),
     "purge": ("commands.purge", "data.help.purge"),
     "import": ("commands.import_jsonl", "data.help.import"),

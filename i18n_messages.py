@@ -1036,8 +1036,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "请先登录 memlane 仪表盘：打开守护进程启动时打印的登录链接（…/ui/login?token=…），或在下方输入 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌",
     },
     "ui.login_failed": {
-        "en": "this login link or token is wrong, or the link was already used; enter the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token below (never in a URL), or restart the daemon for a new link",
-        "zh": "登录链接或令牌无效，或链接已被使用；请在下方输入 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌（不要放进网址），或重启守护进程获取新链接",
+        "en": "this login link or token is wrong, or the link was already used; enter the token from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token below (never in a URL), or run `./memlane dashboard-link` for a new link",
+        "zh": "登录链接或令牌无效，或链接已被使用；请在下方输入 MEMLANE_AUTH_TOKEN 或 ~/.memlane/auth_token 中的令牌（不要放进网址），或运行 `./memlane dashboard-link` 获取新链接",
     },
     "ui.token_label": {
         "en": "Token (from MEMLANE_AUTH_TOKEN or ~/.memlane/auth_token)",
@@ -1427,6 +1427,18 @@ MESSAGES: dict[str, dict[str, str]] = {
     "cli.help.eval_locomo": {
         "en": "Turn-level recall on LoCoMo conversations: any@k, frac@k, all@k and MRR.",
         "zh": "在 LoCoMo 对话上评测轮次级召回：any@k、frac@k、all@k 与 MRR。",
+    },
+    "cli.help.token": {
+        "en": "Create the daemon's token file (mode 0600) unless it exists, and print how to read it; `make run` does this first.",
+        "zh": "若令牌文件不存在则创建（权限 0600），并打印读取方法；`make run` 会先执行这一步。",
+    },
+    "token.read": {
+        "en": "• clients send it as a bearer token; read it with: cat {path}",
+        "zh": "• 客户端以 Bearer 令牌发送它；读取方法：cat {path}",
+    },
+    "token.env_wins": {
+        "en": "• MEMLANE_AUTH_TOKEN is set: the daemon uses that value, not the file",
+        "zh": "• 已设置 MEMLANE_AUTH_TOKEN：守护进程使用该值，而非令牌文件",
     },
     "cli.help.clients": {
         "en": "Print what to paste into Claude Desktop, Claude Code and Cursor to connect them (the README's snippets).",

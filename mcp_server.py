@@ -600,7 +600,11 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             sock.close()
             raise
         try:
-            memory.embedder.embed_query("warm-up")  # load the model now, not on the first recall
+            # What the first recall would pay (the model, the relevance cohort: seconds) is paid before the
+            # ready line and /health, beside the rest of the start-up (the embedding runs without the GIL).
+            warming = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlane-warm-up")
+            warm = warming.submit(memory.warm_up)
+            warming.shutdown(wait=False)
             # --- dashboard (issue 9): /ui pages and API; its session cookie opens /ui paths only ---
             dash = dashboard.Dashboard(memory, cfg, token=token or "", lang=lang)
             app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports,
@@ -610,6 +614,7 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             # What start-up built (modules, mcp's pydantic models, the app) lives as long as the process: move
             # it out of the collector's sight, so a full collection during a recall scans only what
             # recalls made (gc.freeze, Python's documented use for long-lived servers).
+            warm.result()
             gc.collect()
             gc.freeze()
             # A recall's lanes run Python beside the query's embedding (one C call without the GIL): with

@@ -50,6 +50,8 @@ log = logging.getLogger("memlane")
 REMEMBER, RECALL, RELATE, FORGET = (BY_NAME[n] for n in ("memory_remember", "memory_recall", "memory_relate",
                                                          "memory_forget"))
 UPDATE, GRAPH, PURGE = BY_NAME["memory_update"], BY_NAME["memory_graph_query"], BY_NAME["memory_purge"]
+# Memory.warm_up's questions: one per script, so both query analyses (and the Chinese segmenter) load.
+WARM_UP_QUERIES = ("what did we decide about the project last week?", "我们上周对项目做了什么决定？")
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -386,6 +388,21 @@ class Memory:
         if not full:
             return {"hits": [hydrate.brief(h) for h in hits], "took_ms": round(took, 3)}
         return {"hits": hits, "took_ms": round(took, 3), "lanes": lanes_out, "skipped": None}
+
+    def warm_up(self) -> None:
+        """Pay now what the first recall after a start would pay: the model, the relevance cohort (about 130
+        embeddings, 4-7 s on two busy cores), the query analysis, the lanes' imports and index pages.
+
+        Runs the recall pipeline on one English and one Chinese question without logging them; reads only.
+        """
+        self.cohort()
+        for text in WARM_UP_QUERIES:
+            plan = Plan(chunk_filter(v.namespace_arg(None)), QueryInfo(text), 10, LANES, self.config,
+                        relevance.MIN_RELEVANCE)
+            hits, _, _ = pipeline.recall(self.store, plan, self.embedder.embed_query,
+                                         self._pool if self.config.parallel_lanes else None, self.cohort, False)
+            for hit in hits:
+                hydrate.brief(hit)
 
     def cohort(self) -> relevance.Cohort:
         """The embedder's reference passages per language, which calibrate vector relevance (recall/relevance.py)."""

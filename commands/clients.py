@@ -6,9 +6,12 @@ READMEs show them with the defaults below, word for word (tests/test_install_sni
 
 from __future__ import annotations
 
+import os
 import shlex
 
 from commands._common import argument_parser, say
+from commands.health_check import daemon_url
+from config import Config, load_config
 from i18n_messages import t
 
 DEFAULT_URL = "http://127.0.0.1:8086"
@@ -49,18 +52,32 @@ claude mcp add --transport http --scope user \\
 
 def render(url: str = DEFAULT_URL, token_file: str = DEFAULT_TOKEN_FILE) -> list[tuple[str, str]]:
     """The snippets for a daemon at `url` whose token is in `token_file`: (title id, text) pairs."""
-    path = token_file if token_file == DEFAULT_TOKEN_FILE else shlex.quote(token_file)
+    # `~/` stays outside the quotes, where the shell still expands it.
+    home, rest = ("~/", token_file[2:]) if token_file.startswith("~/") else ("", token_file)
+    path = token_file if token_file == DEFAULT_TOKEN_FILE else home + shlex.quote(rest)
     return [(title, text.replace(DEFAULT_URL, url.rstrip("/")).replace(DEFAULT_TOKEN_FILE, path))
             for title, text in SNIPPETS]
 
 
+def configured(cfg: Config) -> tuple[str, str]:
+    """The daemon's URL and token file as the configuration says (MEMLANE_PORT, MEMLANE_TOKEN_FILE, config.toml);
+    the token file is written as `~/...` when it is under HOME, as the READMEs show it."""
+    token_file = str(cfg.token_file)
+    home = os.path.expanduser("~")
+    if token_file.startswith(home + os.sep):
+        token_file = "~" + token_file[len(home):]
+    return daemon_url(cfg), token_file
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argument_parser("memlane clients", t("cli.help.clients"))
-    p.add_argument("--url", default=DEFAULT_URL, help=t("clients.help_url"))
-    p.add_argument("--token-file", default=DEFAULT_TOKEN_FILE, help=t("clients.help_token_file"))
+    p.add_argument("--url", help=t("clients.help_url"))
+    p.add_argument("--token-file", help=t("clients.help_token_file"))
     args = p.parse_args(argv)
-    say("install.client_config", token_file=args.token_file)
-    for title, text in render(args.url, args.token_file):
+    url, token_file = configured(load_config())
+    url, token_file = args.url or url, args.token_file or token_file
+    say("install.client_config", token_file=token_file)
+    for title, text in render(url, token_file):
         print()
         say(title)
         print(text)

@@ -176,15 +176,9 @@ fi
 "$PY" "$ROOT/scripts/init_db.py" --db "$LIVE_ROOT/memory.db"
 
 # 3. The token file, created once and never overwritten.
+# The same command as `make run` (commands/token.py): mode 0600, and it says how to read the token.
 TOKEN_FILE="$LIVE_ROOT/auth_token"
-if [ -s "$TOKEN_FILE" ]; then
-    chmod 600 "$TOKEN_FILE"
-    say install.token_kept path="$TOKEN_FILE"
-else
-    (umask 077 && "$PY" -c 'import secrets; print(secrets.token_urlsafe(32))' > "$TOKEN_FILE")
-    chmod 600 "$TOKEN_FILE"
-    say install.token_created path="$TOKEN_FILE"
-fi
+"$PY" "$ROOT/cli.py" token --token-file "$TOKEN_FILE"
 
 # 4. The service.
 FOREGROUND="MEMLANE_TOKEN_FILE=\"$TOKEN_FILE\" \"$PY\" \"$ROOT/mcp_server.py\" --host $HOST --port $PORT --db \"$LIVE_ROOT/memory.db\""

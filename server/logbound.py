@@ -38,6 +38,14 @@ def _kind(record: logging.LogRecord) -> tuple[str, int, str, str]:
     return record.name, record.levelno, str(record.msg)[:200], exc
 
 
+def _message(record: logging.LogRecord) -> str:
+    """The record's message with its arguments filled in (the bare template if they do not fit it)."""
+    try:
+        return record.getMessage()[:200]
+    except Exception:  # a record whose arguments do not match its template: logging would only print an error
+        return str(record.msg)[:200]
+
+
 class BoundedLog(logging.Handler):
     """Forward records to `targets`, at most `per_minute` per window and REPEATS of each kind."""
 
@@ -52,6 +60,8 @@ class BoundedLog(logging.Handler):
         self._passed = 0
         self._seen: Counter[tuple[str, int, str, str]] = Counter()
         self._dropped: Counter[tuple[str, int, str, str]] = Counter()
+        # The last left-out record of each kind, formatted: the summary names it with its values filled in.
+        self._example: dict[tuple[str, int, str, str], str] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
         with self._lock_:
@@ -63,6 +73,7 @@ class BoundedLog(logging.Handler):
                 self._passed += 1
             else:
                 self._dropped[kind] += 1
+                self._example[kind] = _message(record)
         if summary is not None:
             self._forward(summary)
         if keep:
@@ -72,12 +83,14 @@ class BoundedLog(logging.Handler):
         """Start a new window; return the summary record of the one that ended, if anything was left out."""
         elapsed = self.clock() - self._start
         dropped, self._dropped = self._dropped, Counter()
+        examples, self._example = self._example, {}
         self._start, self._passed, self._seen = self.clock(), 0, Counter()
         if not dropped:
             return None
 
-        (name, _, msg, exc), top = dropped.most_common(1)[0]
-        what = f"{name}: {msg}" + (f" ({exc})" if exc else "")
+        kind, top = dropped.most_common(1)[0]
+        name, _, _, exc = kind
+        what = f"{name}: {examples.get(kind, kind[2])}" + (f" ({exc})" if exc else "")
         text = i18n_messages.t("server.log_suppressed", count=sum(dropped.values()), seconds=round(elapsed),
                                top_count=top, top=what[:300])
         return logging.LogRecord("memlane.log", logging.WARNING, __file__, 0, text, None, None)

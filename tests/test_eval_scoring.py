@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from commands import eval_bilingual, eval_locomo
+from devtools import eval_bilingual, eval_locomo
 
 
 def _q(ns: str, evidence: list[str], got: list[str]) -> dict:

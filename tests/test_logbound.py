@@ -64,3 +64,16 @@ def test_a_huge_record_is_clipped() -> None:
     keep = _Keep()
     logbound.BoundedLog([keep], 10).handle(logging.LogRecord("m", logging.ERROR, __file__, 1, "x" * 100_000, None, None))
     assert len(keep.lines[0]) <= logbound.MAX_RECORD_CHARS and "clipped" in keep.lines[0]
+
+
+def test_the_summary_fills_in_the_arguments_of_the_record_it_names() -> None:
+    # issue 29: the shutdown log printed "tool call refused: [%s] %s" with the values left out.
+    now = [0.0]
+    keep = _Keep()
+    bounded = logbound.BoundedLog([keep], 100, clock=lambda: now[0])
+    for _ in range(10):
+        bounded.handle(logging.LogRecord("memlane.server", logging.INFO, __file__, 1, "tool call refused: [%s] %s",
+                                         ("invalid_argument", "arg.query"), None))
+    bounded.close()
+    assert "tool call refused: [invalid_argument] arg.query" in keep.lines[-1]
+    assert "%s" not in keep.lines[-1]

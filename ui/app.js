@@ -125,6 +125,8 @@
     const s = (STRINGS[state.lang] && STRINGS[state.lang][key]) || STRINGS.en[key] || key;
     return s.replace(/\{(\w+)\}/g, (m, k) => (params && k in params ? String(params[k]) : m));
   }
+  // A duration for people: whole milliseconds, one decimal under 10 ms (the API keeps three).
+  const fmtMs = x => (x === null || x === undefined ? "–" : x >= 10 ? String(Math.round(x)) : Number(x).toFixed(1));
   const laneName = lane => LANE_NAMES[state.lang][lane] || lane;
 
   // ------------------------------------------------------------ DOM and API helpers
@@ -236,8 +238,8 @@
       tags: p.get("tags"), since: localToIso(p.get("since")), until: localToIso(p.get("until")),
       include_history: p.get("history") === "1", as_of: localToIso(p.get("as_of")), top_k: p.get("top_k") } });
     if (my !== state.seq) return;
-    const summary = h("p", { class: "muted", id: "search-summary" }, t("search.took", { n: res.hits.length, ms: res.took_ms }), " · ",
-      Object.entries(res.lanes || {}).map(([l, x]) => t("search.lane_summary", { lane: laneName(l), hits: x.hits, ms: x.ms })).join(" · "));
+    const summary = h("p", { class: "muted", id: "search-summary" }, t("search.took", { n: res.hits.length, ms: fmtMs(res.took_ms) }), " · ",
+      Object.entries(res.lanes || {}).map(([l, x]) => t("search.lane_summary", { lane: laneName(l), hits: x.hits, ms: fmtMs(x.ms) })).join(" · "));
     const cards = res.hits.map((hit, i) => h("div", { class: "card hit" + (hit.valid_until ? " closed" : "") + (hit.status === "superseded" ? " superseded" : ""), "data-chunk-id": hit.chunk_id },
       h("div", { class: "content" }, h("span", { class: "muted", text: `#${i + 1} ` }),
         h("a", { href: memLink(hit.chunk_id), text: hit.content })),
@@ -448,7 +450,7 @@
     if (!rows.length) return h("p", { class: "muted", text: t("health.no_data") });
     return h("table", {}, h("tr", {}, ["health.when", "ns.name", "health.query", "health.ms", "health.hits"].map(k => h("th", { text: t(k) }))),
       rows.map(r => h("tr", {}, h("td", { text: fmtTime(r.created_at) }), h("td", { text: r.namespace }),
-        h("td", {}, h("a", { href: "#/search?" + new URLSearchParams({ q: r.query }), text: r.query })), h("td", { text: r.took_ms }), h("td", { text: r.hits }))));
+        h("td", {}, h("a", { href: "#/search?" + new URLSearchParams({ q: r.query }), text: r.query })), h("td", { text: fmtMs(r.took_ms) }), h("td", { text: r.hits }))));
   }
   async function viewHealth(my) {
     const p = hashParams();
@@ -461,7 +463,7 @@
       ["size", `${(f.db_bytes / 1048576).toFixed(1)} MiB`], ["embedder", `${f.embedder.model} (${f.embedder.dim})`],
       ["chunks", `${f.chunks} (${f.live_chunks} live)`], ["vectors", f.vectors], ["entities", f.entities],
       ["relations", f.relations], ["namespaces", f.namespaces],
-      ["recall 24h", `${f.recall_24h.calls} calls · p50 ${f.recall_24h.p50_ms ?? "–"} ms · p95 ${f.recall_24h.p95_ms ?? "–"} ms · ${f.recall_24h.empty} empty`]]
+      ["recall 24h", `${f.recall_24h.calls} calls · p50 ${fmtMs(f.recall_24h.p50_ms)} ms · p95 ${fmtMs(f.recall_24h.p95_ms)} ms · ${f.recall_24h.empty} empty`]]
       .forEach(([k, v]) => kv.append(h("dt", { text: k }), h("dd", { class: k === "status" ? (v === "ok" ? "ok" : "bad") : "", text: v })));
     const daySel = h("select", { id: "health-days", onchange: () => setHash("/health", { days: daySel.value }) },
       [["1", "health.day1"], ["7", "health.day7"], ["30", "health.day30"]].map(([v, k]) => h("option", { value: v, selected: v === days, text: t(k) })));
