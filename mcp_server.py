@@ -142,6 +142,11 @@ class MemlaneMCP(MCPServer):
                          log_level="INFO")
         self._add_guide_prompt()
 
+    def warm_call_thread(self) -> None:
+        """The first tool call runs on a new call thread, which opens its own read connection (sqlite-vec
+        loaded, pragmas set): open it at start-up, with one recall on that thread, not in the first call."""
+        self._pool.submit(self.memory.warm_up, cohort=False).result()
+
     async def run_blocking(self, fn: Callable[..., Any], *, light: bool = False, **kwargs: Any) -> Any:
         """Run a blocking Memory call off the event loop, on one of the daemon's own thread pools."""
         pool = self._light if light else self._pool
@@ -615,6 +620,7 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             # it out of the collector's sight, so a full collection during a recall scans only what
             # recalls made (gc.freeze, Python's documented use for long-lived servers).
             warm.result()
+            mcp.warm_call_thread()
             gc.collect()
             gc.freeze()
             # A recall's lanes run Python beside the query's embedding (one C call without the GIL): with

@@ -389,13 +389,15 @@ class Memory:
             return {"hits": [hydrate.brief(h) for h in hits], "took_ms": round(took, 3)}
         return {"hits": hits, "took_ms": round(took, 3), "lanes": lanes_out, "skipped": None}
 
-    def warm_up(self) -> None:
+    def warm_up(self, cohort: bool = True) -> None:
         """Pay now what the first recall after a start would pay: the model, the relevance cohort (about 130
         embeddings, 4-7 s on two busy cores), the query analysis, the lanes' imports and index pages.
 
         Runs the recall pipeline on one English and one Chinese question without logging them; reads only.
+        `cohort=False` skips the cohort (built once per process) to warm another thread's read connection.
         """
-        self.cohort()
+        if cohort:
+            self.cohort()
         for text in WARM_UP_QUERIES:
             plan = Plan(chunk_filter(v.namespace_arg(None)), QueryInfo(text), 10, LANES, self.config,
                         relevance.MIN_RELEVANCE)
