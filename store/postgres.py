@@ -26,6 +26,7 @@ import numpy as np
 
 from errors import MemlaneError, Unavailable
 from store import pg_derived
+from store.derived import ctx_pending_sql
 from store.postgres_db import TS_CONFIG, Handle, Reader, db_error, migrate, open_pool
 from store.protocol import Filter, Neighbours, QueuedChunk
 from store.shared import SharedSql, _marks
@@ -380,9 +381,10 @@ class PgStore(SharedSql, SqliteBrowse):
             return [(int(seq), int(gen), pg_derived.window_texts(db, seq))
                     for seq, gen in self._claim(db, "ctx_queue", limit, "q.gen")]
 
-    def pending_context(self) -> int:
+    def pending_context(self, namespace: str | None = None) -> int:
+        sql, args = ctx_pending_sql(namespace)
         with self.connection() as db:
-            return int(db.execute("select count(*) from ctx_queue").fetchone()[0])
+            return int(db.execute(sql, args).fetchone()[0])
 
     def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
         """Write the windows this daemon still holds at the `gen` it embedded; returns how many."""

@@ -568,7 +568,8 @@ class SharedSql:
         empty = db.execute(f"select count(*) from recall_log where created_at >= ? {nsq} and hit_count = 0",
                            [since, *args]).fetchone()[0]
         return {"chunks": chunks, "live_chunks": live, "entities": entities, "relations": relations,
-                "vectors": vectors, "pending_embeddings": self.pending(namespace), "namespaces": self.namespaces(1000),
+                "vectors": vectors, "pending_embeddings": self.pending(namespace),
+                "pending_context": self.pending_context(namespace), "namespaces": self.namespaces(1000),
                 "db_bytes": self.db_bytes(), "latencies": lat, "empty": empty}
 
     def namespaces(self, limit: int) -> list[str]:
