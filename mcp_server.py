@@ -269,6 +269,7 @@ class HealthFacts:
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
         self.pending: int | None = None
+        self.pending_context: int | None = None  # context windows still to embed: recall not at full strength
         self.error: BaseException | None = None
         self._since = 0.0  # monotonic start of the refresh in flight
         self._inflight: asyncio.Future[None] | None = None
@@ -276,7 +277,8 @@ class HealthFacts:
 
     def _read(self) -> None:
         try:
-            self.pending, self.error = self.memory.pending_embeddings(), None
+            self.pending, self.pending_context = self.memory.pending_embeddings(), self.memory.pending_context()
+            self.error = None
         except Exception as exc:  # reported by /health, which never raises
             self.error = exc
 
@@ -438,10 +440,10 @@ def create_app(
             "status": "ok", "version": __version__, "uptime_s": round(time.monotonic() - started, 3),
             "db_path": str(memory.path), "schema_version": memory.schema_version,
             "embedder": {"model": memory.embedder.model, "dim": memory.embedder.dim},
-            "pending_embeddings": facts.pending,
+            "pending_embeddings": facts.pending, "pending_context": facts.pending_context,
         }
         hung = await facts.fresh()
-        body["pending_embeddings"] = facts.pending
+        body.update(pending_embeddings=facts.pending, pending_context=facts.pending_context)
         exc = facts.error
         if exc is not None:  # a health check reports the failure instead of raising it
             detail = exc.message(lang) if isinstance(exc, MemlaneError) else type(exc).__name__

@@ -207,6 +207,9 @@ def test_context_queue_waits_for_own_vectors_and_resumes_after_restart(db_target
         ids = [m.remember(text, thread="c3")["chunk_id"] for text in TURNS[:3]]
         m.remember("A note in no thread at all.")
         assert (m.pending_embeddings(), m.pending_context()) == (4, 3)
+        st = m.stats()  # memory_stats says recall is not at full strength yet, per namespace too
+        assert (st["pending_embeddings"], st["pending_context"]) == (4, 3)
+        assert m.stats(namespace="elsewhere")["pending_context"] == 0
         assert m.embed_pending(max_batches=1) == 4  # the first batch is own vectors only
         assert (m.pending_embeddings(), m.pending_context()) == (0, 3)
         assert first.texts[:4] == [*TURNS[:3], "A note in no thread at all."]  # then the centre's probe texts
@@ -216,7 +219,7 @@ def test_context_queue_waits_for_own_vectors_and_resumes_after_restart(db_target
     again = _Counting(e5)
     with Memory(path, config=cfg, embedder=again) as m:  # the queue is on disk: the new worker resumes it
         assert m.flush(timeout=60)
-        assert m.pending_context() == 0
+        assert m.pending_context() == 0 and m.stats()["pending_context"] == 0
         assert set(_vecs(m, "chunk_ctx_vec", ids)) == set(ids)
         assert sorted(again.texts) == sorted([th.window_text(list(TURNS[:2]), lambda t, n: e5.clip(t, max_tokens=n)),
                                               th.window_text(list(TURNS[:3]), lambda t, n: e5.clip(t, max_tokens=n)),

@@ -32,6 +32,7 @@ from store.postgres.db import VERSION_TABLE, Handle, Reader, db_error, migrate, 
 from store.postgres.derived import TS_CONFIG
 from store.protocol import Filter, Neighbours, QueuedChunk
 from store.shared import SharedSql, _marks
+from store.sqlite.derived import ctx_pending_sql
 from store.util import escape_like, new_id, redact_url
 
 log = logging.getLogger("memlane")
@@ -384,9 +385,10 @@ class PgStore(SharedSql, Browse):
             return [(int(seq), int(gen), pg_derived.window_texts(db, seq))
                     for seq, gen in self._claim(db, "ctx_queue", limit, "q.gen")]
 
-    def pending_context(self) -> int:
+    def pending_context(self, namespace: str | None = None) -> int:
+        sql, args = ctx_pending_sql(namespace)
         with self.connection() as db:
-            return int(db.execute("select count(*) from ctx_queue").fetchone()[0])
+            return int(db.execute(sql, args).fetchone()[0])
 
     def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
         """Write the windows this daemon still holds at the `gen` it embedded; returns how many."""

@@ -30,6 +30,15 @@ CONTEXT_THREADS = ("client", "session")  # threads.ASSERTED: only threads someth
 # (plain SQL both engines run; store/postgres/derived.py adds its claim columns to the re-queue).
 CTX_ELIGIBLE = f"kind = 'memory' and valid_until is null and thread_by in ({','.join('?' * len(CONTEXT_THREADS))})"
 CTX_REQUEUE = "on conflict(chunk_seq) do update set gen = ctx_queue.gen + 1, attempts = 0, last_error = null"
+
+
+def ctx_pending_sql(namespace: str | None) -> tuple[str, tuple[str, ...]]:
+    """How many context windows are still to embed, in one namespace or all (memory_stats, /health)."""
+    if namespace is None:
+        return "select count(*) from ctx_queue", ()
+    return "select count(*) from ctx_queue q join chunks c on c.seq = q.chunk_seq where c.namespace = ?", (namespace,)
+
+
 _DIM = re.compile(r"\[\s*(\d+)\s*\]")  # a vector column's dimension in its create statement
 FTS_INDEXES = ("chunks_fts", "chunks_tri", "chunks_bi", "chunks_when")  # every FTS5 table of chunk text
 

@@ -493,8 +493,9 @@ class SqliteStore(SharedSql, Browse):
     def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
         return derived.context_windows(self.reader(), limit)
 
-    def pending_context(self) -> int:
-        return int(self.reader().execute("select count(*) from ctx_queue").fetchone()[0])
+    def pending_context(self, namespace: str | None = None) -> int:
+        sql, args = derived.ctx_pending_sql(namespace)
+        return int(self.reader().execute(sql, args).fetchone()[0])
 
     def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
         return sum(derived.write_context(tx, seq, gen, None if vec is None else
