@@ -9,10 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from daemon_util import Daemon, running_daemon
-
 from config import load_config
 from memory import Memory
+from tests.daemon_util import Daemon, running_daemon  # also imported by devtools/bench_dashboard.py
 
 LOGIN_RE = re.compile(r"(http://\S+/ui/login\?token=\S+)")
 
