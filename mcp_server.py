@@ -187,17 +187,17 @@ def build_tools(memory: Memory) -> list[Tool]:
         tags: TagsArg = None,
         metadata: MetadataArg = None,
         valid_from: TimeArg = None,
+        reinstate: Annotated[bool | None, Field(description="Current again if superseded.")] = None,
     ) -> dict[str, Any]:
-        """Replace a memory with a new version when a stored fact changes, rather than storing a
-        contradiction; the old version stays in memory_history."""
+        """Store a changed fact as a new version, not a contradicting one; history keeps the old."""
         return memory.update(id, content, namespace=namespace, source=source, importance=importance, tags=tags,
-                             metadata=metadata, valid_from=valid_from)
+                             metadata=metadata, valid_from=valid_from, reinstate=reinstate)
 
     def memory_history(
         id: Annotated[str, Field(description="Any version's chunk_id.")],  # noqa: A002
         namespace: NamespaceArg = None,
     ) -> dict[str, Any]:
-        """Every version of a memory, oldest first: how something changed."""
+        """A memory's versions, oldest first; what it replaced, what replaced it."""
         return memory.history(id, namespace=namespace)
 
     def memory_graph_query(
