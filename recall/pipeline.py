@@ -196,6 +196,7 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
     scores = rank.earned(store, plan, fused, scores, reads)
     if plan.cfg.replies:
         scores = rank.replies(store, plan, fused, scores, reads)
+    scores = rank.below_successors(store, plan, fused, scores, reads)
     order = rank.ordered(scores, fused)
     cands = order[: plan.k * relevance.RELEVANCE_DEPTH]
     qv, group = None, None

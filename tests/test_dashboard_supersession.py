@@ -18,6 +18,7 @@ from memory import Memory
 pytestmark = pytest.mark.e2e
 TOKEN = "dash-supersede-token"
 CHROMIUM = Path("/usr/bin/chromium")
+Dash = tuple[Daemon, httpx.Client, dict[str, str]]  # the daemon, a client of its API, the memories' ids
 OLD = "Dana lives at Kastanienallee 12 in Prenzlauer Berg."
 NEW = "Dana moved to Oranienstraße 45 in Kreuzberg last month."
 
@@ -33,7 +34,7 @@ def seed(db_path: Path, home: Path, embedder: object) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def dash(tmp_path_factory: pytest.TempPathFactory, e5: object) -> Iterator[tuple[Daemon, httpx.Client, dict[str, str]]]:
+def dash(tmp_path_factory: pytest.TempPathFactory, e5: object) -> Iterator[Dash]:
     """The dashboard API of a daemon over a store where Dana's move superseded her old address."""
     tmp = tmp_path_factory.mktemp("dash_supersede")
     (tmp / "home").mkdir()
@@ -42,7 +43,7 @@ def dash(tmp_path_factory: pytest.TempPathFactory, e5: object) -> Iterator[tuple
         yield d, c, ids
 
 
-def test_memory_pages_link_the_replacement_and_the_predecessor(dash: tuple[Daemon, httpx.Client, dict[str, str]]) -> None:
+def test_memory_pages_link_the_replacement_and_the_predecessor(dash: Dash) -> None:
     _, api, ids = dash
     old = api.get(f"/ui/api/memory/{ids['old']}").json()
     assert old["superseded_by"] == {"chunk_id": ids["new"], "content": NEW,
@@ -56,7 +57,7 @@ def test_memory_pages_link_the_replacement_and_the_predecessor(dash: tuple[Daemo
 
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
-def test_the_pages_link_both_ways_in_a_browser(dash: tuple[Daemon, httpx.Client, dict[str, str]]) -> None:
+def test_the_pages_link_both_ways_in_a_browser(dash: Dash) -> None:
     from playwright.sync_api import sync_playwright
 
     d, _, ids = dash
@@ -86,7 +87,7 @@ def test_the_pages_link_both_ways_in_a_browser(dash: tuple[Daemon, httpx.Client,
             browser.close()
 
 
-def test_saving_a_superseded_memory_keeps_the_link_unless_reinstated(dash: tuple[Daemon, httpx.Client, dict[str, str]]) -> None:
+def test_saving_a_superseded_memory_keeps_the_link_unless_reinstated(dash: Dash) -> None:
     _, api, ids = dash
     r = api.post(f"/ui/api/memory/{ids['old']}/update", json={"content": "Dana lives at Kastanienallee 14."})
     assert r.status_code == 200, r.text

@@ -1,5 +1,6 @@
-"""Supersession as one story, through MCP on a real daemon (issue 29): memory_history shows both directions,
-and an update of a superseded memory keeps it superseded unless `reinstate`. Both engines (`pytest --engine postgres -m engine_neutral`)."""
+"""Supersession as one story, through MCP on a real daemon (issue 29): memory_history shows both
+directions, an update of a superseded memory keeps it superseded unless `reinstate`, and a superseded
+memory never ranks above its replacement. Both engines (`pytest --engine postgres -m engine_neutral`)."""
 
 from __future__ import annotations
 
@@ -86,7 +87,8 @@ def test_updating_a_superseded_memory_keeps_it_superseded_unless_reinstated(daem
             rewritten = hits[ids.index(up["chunk_id"])]
             assert rewritten["status"] == "superseded" and rewritten["superseded_by"] == new
             # Its history and the replacement's agree: the rewritten version is the one that was replaced.
-            assert (await call(s, "memory_history", {"id": old, "namespace": space}))["superseded_by"]["chunk_id"] == new
+            older = await call(s, "memory_history", {"id": old, "namespace": space})
+            assert older["superseded_by"]["chunk_id"] == new
             newer = await call(s, "memory_history", {"id": new, "namespace": space})
             assert [x["chunk_id"] for x in newer["supersedes"]] == [up["chunk_id"]]
             # Asked for, a rewrite is current again.
@@ -102,3 +104,26 @@ def test_updating_a_superseded_memory_keeps_it_superseded_unless_reinstated(daem
 
     asyncio.run(go())
 
+
+def test_a_superseded_memory_never_ranks_above_its_replacement(daemon: Daemon) -> None:
+    """README: never above the memory that superseded it when both are found, whatever reordered them.
+
+    In a conversation the old address is the reply to a question that matches best; the reply rule lifts
+    a reply above its question, and used to lift the old address above its replacement too."""
+    async def go() -> None:
+        async with mcp_session(daemon, "http") as s:
+            space = "t:" + uuid.uuid4().hex[:12]
+            for text in TWELVE:
+                await call(s, "memory_remember", {"content": text, "namespace": space})
+            await call(s, "memory_remember", {"content": "Do you know where Dana lives?", "namespace": space,
+                                              "thread": "chat-1"})
+            old = await remember(s, space, "Dana lives at Kastanienallee 12.", thread="chat-1")
+            new = await remember(s, space, "Dana moved to Oranienstraße 45 last month.")
+            for query in (NOW, "Where does Dana live?", "Where did Dana live?", "Dana 住在哪里？"):
+                hits = await recall(s, space, query)
+                ids = [h["chunk_id"] for h in hits]
+                assert new in ids and old in ids, (query, hits)
+                assert ids.index(new) < ids.index(old), (query, [h["content"] for h in hits[:4]])
+                assert hits[ids.index(old)]["superseded_by"] == new
+
+    asyncio.run(go())
