@@ -110,6 +110,9 @@ class Config:
     relevance_order: bool = True
     # A memory that holds the query (or a span it quotes) word for word ranks first (issue 27).
     verbatim: bool = True
+    # A superseded memory never ranks above its replacement, whatever step reordered them. Off: it costs
+    # LoCoMo dev any@10 0.797 -> 0.791 (false supersession links in chats; docs/QUALITY.md, issue 29).
+    successor_order: bool = False
     # Relative times resolved to dates: the lexical lane matches a question's dates against them and
     # "when" questions prefer memories that carry a date (docs/QUALITY.md).
     time_grounding: bool = True

@@ -52,6 +52,7 @@ REMEMBER, RECALL, RELATE, FORGET = (BY_NAME[n] for n in ("memory_remember", "mem
 UPDATE, GRAPH, PURGE = BY_NAME["memory_update"], BY_NAME["memory_graph_query"], BY_NAME["memory_purge"]
 # Memory.warm_up's questions: one per script, so both query analyses (and the Chinese segmenter) load.
 WARM_UP_QUERIES = ("what did we decide about the project last week?", "我们上周对项目做了什么决定？")
+SUPERSEDES_MAX = 20  # predecessors memory_history lists
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -534,11 +535,16 @@ class Memory:
         tags: Any = None,
         metadata: Any = None,
         valid_from: Any = None,
+        reinstate: Any = None,
     ) -> dict[str, Any]:
-        """Write a new version linked to the old one, and close the old one."""
+        """Write a new version linked to the old one, and close the old one.
+
+        A new version of a superseded memory stays superseded by the same memory (its result says
+        `superseded_by`) unless `reinstate` is true: the caller says the rewritten memory is current again."""
         cfg = self.config
         ns = v.namespace_arg(namespace)
         target = v.id_arg(id)
+        again = UPDATE.check("reinstate", reinstate, cfg)
         text = self._content_arg(content)
         src = UPDATE.check("source", source, cfg)
         # Left out, these stay as they were (the table has no default for them).
@@ -572,17 +578,30 @@ class Memory:
             # Entities the caller attached to the old version carry over when the new text still names them.
             carried: list[er.Wanted] = [(n, k, []) for n, k in old_ents if er.norm(n) in er.norm(text) or k == "stock"]
             self._link(tx, ns, seq, er.with_mentions(carried, mentions), now)
+            newer = None if again else row["superseded_by"]
+            if newer:  # rewriting an old value does not make it current: the newer memory still replaces it
+                store.mark_superseded(tx, cid, newer)
         self._wake_worker()
-        return {"chunk_id": cid, "previous_id": target, "namespace": ns, "warnings": warnings}
+        out = {"chunk_id": cid, "previous_id": target, "namespace": ns, "warnings": warnings}
+        return out | ({"superseded_by": newer} if newer else {})
 
     def history(self, id: Any, *, namespace: Any = None) -> dict[str, Any]:  # noqa: A002
-        """Every version of a memory, oldest first."""
+        """Every version of a memory, oldest first, with the memories it superseded (`supersedes`) and the
+        one that superseded it (`superseded_by`: that memory's newest version)."""
         ns = v.namespace_arg(namespace)
         target = v.id_arg(id)
         chain = self.store.version_chain(ns, target)
         if chain is None:
             raise NotFound("nf.chunk", id=target, namespace=ns)
         out: dict[str, Any] = {"versions": chain}
+        older = self.store.superseded_by_any(ns, [x["chunk_id"] for x in chain], SUPERSEDES_MAX)
+        if older:
+            out["supersedes"] = older
+        newer = chain[-1].get("superseded_by")
+        replacement = self.store.version_chain(ns, newer) if newer else None
+        if replacement:
+            last = replacement[-1]
+            out["superseded_by"] = {k: last[k] for k in ("chunk_id", "content", "valid_from", "valid_until") if last[k]}
         view = self.store.thread_view(ns, chain[-1]["chunk_id"], th.VIEW_SPAN)
         if view is not None:
             out["thread"] = th.view_dict(view)

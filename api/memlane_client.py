@@ -603,15 +603,18 @@ class AsyncMemlaneClient:
         tags: Sequence[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
         valid_from: str | None = None,
+        reinstate: bool | None = None,
     ) -> dict[str, Any]:
-        """Replace a memory (a chunk id; not a relation) with a new version. Returns {chunk_id, previous_id, namespace}."""
+        """Replace a memory (a chunk id; not a relation) with a new version. Returns {chunk_id, previous_id,
+        namespace, superseded_by?}: a new version of a superseded memory stays superseded unless `reinstate`
+        is true."""
         return await self.call("memory_update", {
             "id": id, "content": content, "namespace": namespace, "source": source, "importance": importance,
-            "tags": _list(tags), "metadata": _dict(metadata), "valid_from": valid_from,
+            "tags": _list(tags), "metadata": _dict(metadata), "valid_from": valid_from, "reinstate": reinstate,
         })
 
     async def history(self, id: str, *, namespace: str | None = None) -> dict[str, Any]:  # noqa: A002
-        """Every version of a memory, oldest first. Returns {versions: [...]}."""
+        """Every version of a memory, oldest first. Returns {versions: [...], supersedes?, superseded_by?}."""
         return await self.call("memory_history", {"id": id, "namespace": namespace})
 
     async def graph_query(

@@ -200,8 +200,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=False, destructive=True, idempotent=True),
     ToolSpec(
         "memory_purge", "purge",
-        "Erase a memory for good (every version and derived row) only when the user asks, e.g. a leaked secret. "
-        "Cannot be undone; to retract a fact, use memory_forget.",
+        "Erase a memory and all its versions for good, only when the user asks (e.g. a leaked secret). "
+        "To retract a fact, use memory_forget.",
         (Arg("id", "id", "Any version's chunk_id.", required=True),
          Arg("confirm", "bool", "Must be true.", required=True),
          NAMESPACE),
@@ -216,7 +216,8 @@ TOOLS: tuple[ToolSpec, ...] = (
          Arg("importance", "number", "Default unchanged.", low=0, high=1),
          Arg("tags", "strings", "Default unchanged.", max_items="max_tags", max_len="max_tag_chars"),
          Arg("metadata", "metadata", "≤ {limit} bytes of JSON; default unchanged.", max_len="max_metadata_bytes"),
-         Arg("valid_from", "time", "Default now.")),
+         Arg("valid_from", "time", "Default now."),
+         Arg("reinstate", "bool", "Current again if superseded.", default=False)),
         read_only=False),
     ToolSpec(
         "memory_history", "history",

@@ -232,6 +232,8 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
         scores = rank.replies(store, plan, fused, scores, reads)
     if plan.cfg.verbatim:
         scores = rank.verbatim(store, plan, scores, reads)
+    if plan.cfg.successor_order:
+        scores = rank.below_successors(store, plan, fused, scores, reads)
     order = rank.ordered(scores, fused)
     cands = order[: plan.k * relevance.RELEVANCE_DEPTH]
     qv, group, asked = None, None, None

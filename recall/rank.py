@@ -27,7 +27,7 @@ def ordered(scores: dict[int, float], fused: Fused) -> list[int]:
 
 
 def rerank(store: Store, plan: Plan, scores: dict[int, float], reads: Reads | None = None) -> dict[int, float]:
-    """Predicate-aware reranking of the fused top RERANK_DEPTH; a superseded memory sits below its successor."""
+    """Predicate-aware reranking of the fused top RERANK_DEPTH (below_successors orders superseded memories)."""
     top = sorted(scores, key=lambda s: -scores[s])[:RERANK_DEPTH]
     if not top:
         return scores
@@ -52,14 +52,34 @@ def rerank(store: Store, plan: Plan, scores: dict[int, float], reads: Reads | No
             out[seq] = rr.rerank_score(info, q_classes, cand, scores[seq])
         elif cand.superseded:
             out[seq] = scores[seq] - rr.W_SUPERSEDED * rr.UNIT
-    if sw.supersession:
-        # A superseded memory ranks just below the memory that superseded it, when both are here.
-        by_id = {rows[s][3]: s for s in top if s in rows}
-        for seq in top:
-            successor = rows[seq][2] if seq in rows else None
-            newer = by_id.get(successor) if successor else None
-            if newer is not None and out[seq] >= out[newer]:
-                out[seq] = out[newer] - 1e-6
+    return out
+
+
+def below_successors(store: Store, plan: Plan, fused: Fused, scores: dict[int, float],
+                     reads: Reads | None = None) -> dict[int, float]:
+    """A superseded memory never ranks above the memory that superseded it when both are candidates: it
+    is placed just below it (for a question about the present the reranker has already put it lower).
+
+    Runs after every step that reorders (the reranker, context expansion, lanes earning their rank, the
+    reply rule), so none of them can lift an old version back above its replacement.
+    """
+    if not plan.cfg.supersession:
+        return scores
+    top = ordered(scores, fused)[: max(RERANK_DEPTH, plan.k * rel.RELEVANCE_DEPTH)]
+    rows = (reads or Reads(store)).rank_rows(top)
+    by_id = {row[3]: s for s, row in rows.items()}
+    pairs = [(s, by_id[row[2]]) for s, row in rows.items() if row[2] in by_id]
+    if not pairs:
+        return scores
+    out = dict(scores)
+    for _ in range(len(pairs)):  # a chain (a → b → c) settles in at most one pass per link
+        moved = False
+        for old, newer in pairs:
+            if out[old] >= out[newer]:
+                out[old] = out[newer] - (abs(out[newer]) * 1e-6 or 1e-9)
+                moved = True
+        if not moved:
+            break
     return out
 
 

@@ -540,12 +540,15 @@ class Dashboard:
         versions = history["versions"]
         out = {**detail, "versions": versions[-HISTORY_MAX:], "versions_total": len(versions),
                "current_id": next((x["chunk_id"] for x in reversed(versions) if not x["valid_until"]), None)}
-        if "thread" in history:  # the memory in its thread: its neighbours before and after
-            out["thread"] = history["thread"]
+        # Its thread neighbours, the older memories it replaced, and the newer one that replaced it.
+        for key in ("thread", "supersedes", "superseded_by"):
+            if key in history:
+                out[key] = history[key]
         return out
 
     async def api_update(self, request: Request) -> dict[str, Any]:
-        body = await self._body(request, ("namespace", "content", "source", "importance", "tags", "metadata"))
+        body = await self._body(request, ("namespace", "content", "source", "importance", "tags", "metadata",
+                                          "reinstate"))
         cid = v.id_arg(request.path_params["id"])
         content = body.pop("content", None)
         return await run_in_threadpool(lambda: self.memory.update(cid, content, **body))

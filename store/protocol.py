@@ -242,7 +242,8 @@ class Store(Protocol):
     def chunk_exists(self, tx: Any, chunk_id: str, namespace: str) -> bool: ...
 
     def chunk_row(self, tx: Any, chunk_id: str, namespace: str) -> dict[str, Any] | None:
-        """seq, source, importance, tags, metadata, valid_until and kind of one version."""
+        """seq, source, importance, tags, metadata, valid_until, kind, thread fields and superseded_by of
+        one version."""
         ...
 
     def successor(self, tx: Any, chunk_id: str) -> str | None:
@@ -294,7 +295,13 @@ class Store(Protocol):
 
     # ---- history, graph, stats
     def version_chain(self, namespace: str, chunk_id: str) -> list[dict[str, Any]] | None:
-        """Every version of the chain `chunk_id` belongs to, oldest first; None when it is not there."""
+        """Every version of the chain `chunk_id` belongs to, oldest first; None when it is not there. A
+        version that a newer memory superseded carries `superseded_by`."""
+        ...
+
+    def superseded_by_any(self, namespace: str, chunk_ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+        """The memories that a newer one among `chunk_ids` superseded (chunk_id, content, valid_from and
+        valid_until when closed), the newest such version of each, oldest first, at most `limit`."""
         ...
 
     def find_entity(self, namespace: str, name: str, key: str) -> tuple[str, str, str] | None:

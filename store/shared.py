@@ -411,13 +411,14 @@ class SharedSql:
     def chunk_row(self, tx: Any, chunk_id: str, namespace: str) -> dict[str, Any] | None:
         """The fields a forget or an update reads from a version."""
         row = (tx or self.reader()).execute(
-            "select seq, source, importance, tags, metadata, valid_until, kind, thread, thread_pos, thread_by "
-            f"from chunks where id = ? and namespace = ?{self.ROW_LOCK if tx else ''}", (chunk_id, namespace)).fetchone()
+            "select seq, source, importance, tags, metadata, valid_until, kind, thread, thread_pos, thread_by, "
+            f"superseded_by from chunks where id = ? and namespace = ?{self.ROW_LOCK if tx else ''}",
+            (chunk_id, namespace)).fetchone()
         if not row:
             return None
         return {"seq": row[0], "source": row[1], "importance": row[2], "tags": json.loads(row[3]),
                 "metadata": json.loads(row[4]), "valid_until": row[5], "kind": row[6], "thread": row[7],
-                "thread_pos": row[8], "thread_by": row[9]}
+                "thread_pos": row[8], "thread_by": row[9], "superseded_by": row[10]}
 
     def successor(self, tx: Any, chunk_id: str) -> str | None:
         row = tx.execute("select id from chunks where previous_id = ?", (chunk_id,)).fetchone()
@@ -478,10 +479,33 @@ class SharedSql:
             "with recursive fwd(id, n) as ("
             " select c0.id, 0 from chunks c0 where c0.id = ? union all select c.id, fwd.n + 1 from chunks c join fwd on c.previous_id = fwd.id"
             " where fwd.n < 10000)"
-            " select c.id, c.content, c.valid_from, c.valid_until, c.forgotten_reason, c.created_at "
+            " select c.id, c.content, c.valid_from, c.valid_until, c.forgotten_reason, c.created_at, c.superseded_by "
             " from fwd join chunks c on c.id = fwd.id order by fwd.n", (first,)).fetchall()
-        return [{"chunk_id": r[0], "content": r[1], "valid_from": r[2], "valid_until": r[3],
-                 "forgotten_reason": r[4], "created_at": r[5]} for r in chain]
+        out = [{"chunk_id": r[0], "content": r[1], "valid_from": r[2], "valid_until": r[3],
+                "forgotten_reason": r[4], "created_at": r[5]} for r in chain]
+        for version, r in zip(out, chain, strict=True):
+            if r[6]:
+                version["superseded_by"] = r[6]
+        return out
+
+    def superseded_by_any(self, namespace: str, chunk_ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+        """The memories a newer one among `chunk_ids` superseded, the newest such version of each, oldest first.
+
+        A predecessor that was updated while superseded has several versions linked here; only the last of
+        them is listed, and at most `limit` predecessors.
+        """
+        db, rows = self.reader(), []
+        for part in _chunks_of(list(chunk_ids)):
+            rows += db.execute(
+                f"select id, content, valid_from, valid_until, previous_id, seq from chunks where namespace = ? "
+                f"and superseded_by in ({_marks(part)}) order by seq limit ?", (namespace, *part, 4 * limit)).fetchall()
+        replaced = {r[4] for r in rows}
+        out = []
+        for r in sorted(rows, key=lambda r: (r[2], r[5])):
+            if r[0] not in replaced:
+                out.append({"chunk_id": r[0], "content": r[1], "valid_from": r[2]}
+                           | ({"valid_until": r[3]} if r[3] else {}))
+        return out[:limit]
 
     def find_entity(self, namespace: str, name: str, key: str) -> tuple[str, str, str] | None:
         """(id, name, kind) of the entity with this id, else the one answering to the normalized name."""

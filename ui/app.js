@@ -31,6 +31,8 @@
       "mem.go_current": "Open the current version", "mem.evidence": "evidence",
       "mem.versions_more": "showing the newest {shown} of {total} versions",
       "mem.thread": "In its thread", "mem.thread_id": "thread {id}",
+      "mem.superseded": "superseded", "mem.superseded_by": "Superseded by a newer memory:",
+      "mem.supersedes": "Supersedes (older memories this one replaced)",
       "k.source": "source", "k.importance": "importance", "k.tags": "tags", "k.kind": "kind", "k.lang": "language",
       "k.created_at": "created", "k.valid_from": "valid from", "k.valid_until": "valid until", "k.id": "id",
       "k.embedding": "embedding", "k.namespace": "namespace", "k.previous_id": "previous version",
@@ -82,6 +84,8 @@
       "mem.go_current": "打开当前版本", "mem.evidence": "证据",
       "mem.versions_more": "显示最新的 {shown} 个版本，共 {total} 个",
       "mem.thread": "所在线程", "mem.thread_id": "线程 {id}",
+      "mem.superseded": "已被取代", "mem.superseded_by": "已被更新的记忆取代：",
+      "mem.supersedes": "取代了（被这条记忆替换的旧记忆）",
       "k.source": "来源", "k.importance": "重要性", "k.tags": "标签", "k.kind": "类型", "k.lang": "语言",
       "k.created_at": "创建时间", "k.valid_from": "生效时间", "k.valid_until": "失效时间", "k.id": "id",
       "k.embedding": "向量", "k.namespace": "命名空间", "k.previous_id": "上一版本",
@@ -293,6 +297,18 @@
     return out;
   }
 
+  // Both directions of supersession: the newer memory that replaced this one, and the older ones it replaced.
+  function supersession(d) {
+    const newer = d.superseded_by, older = d.supersedes || [];
+    if (!newer && !older.length) return null;
+    return h("div", { id: "supersession" },
+      newer ? h("p", { class: "superseded-by", id: "superseded-by" }, t("mem.superseded_by"), " ",
+        h("a", { href: memLink(newer.chunk_id), text: newer.content })) : null,
+      older.length ? h("div", { id: "supersedes" }, h("h2", { text: t("mem.supersedes") }),
+        h("ul", {}, older.map(o => h("li", { class: o.valid_until ? "closed" : "" },
+          h("a", { href: memLink(o.chunk_id), text: o.content }))))) : null);
+  }
+
   async function viewMemory(my, id) {
     const d = await api("/ui/api/memory/" + encodeURIComponent(id), { params: { namespace: state.ns } });
     if (my !== state.seq) return;
@@ -310,10 +326,12 @@
     d.versions.forEach((ver, i) => {
       const prev = i > 0 ? d.versions[i - 1] : null;
       const isCurrent = ver.chunk_id === d.current_id;
-      const li = h("li", { class: isCurrent ? "current" : "", "data-chunk-id": ver.chunk_id },
+      const replaced = !ver.valid_until && !!ver.superseded_by;  // live, but a newer memory replaced it: not current
+      const li = h("li", { class: replaced ? "superseded" : isCurrent ? "current" : "", "data-chunk-id": ver.chunk_id },
         h("div", {}, h("a", { href: memLink(ver.chunk_id), text: ver.chunk_id }), " ",
-          h("span", { class: "muted", text: t("mem.from_to", { from: fmtTime(ver.valid_from), to: ver.valid_until ? fmtTime(ver.valid_until) : t("mem.now") }) }),
-          isCurrent ? h("span", { class: "chip", text: t("mem.current") }) : null,
+          h("span", { class: "muted", text: t("mem.from_to", { from: fmtTime(ver.valid_from), to: ver.valid_until ? fmtTime(ver.valid_until) : replaced ? t("mem.superseded") : t("mem.now") }) }),
+          replaced ? h("a", { class: "chip superseded-by", href: memLink(ver.superseded_by), text: t("mem.superseded") })
+            : isCurrent ? h("span", { class: "chip", text: t("mem.current") }) : null,
           ver.forgotten_reason ? h("span", { class: "chip bad", text: t("mem.forgotten", { reason: ver.forgotten_reason }) }) : null),
         h("div", { class: "diff" }, prev ? (prev.content === ver.content ? h("span", { class: "muted", text: t("mem.same") }) : wordDiff(prev.content, ver.content))
           : h("span", {}, h("span", { class: "muted", text: t("mem.first") + ": " }), ver.content)),
@@ -362,13 +380,14 @@
       : h("p", { class: "muted", text: t("mem.no_relations") });
     put(view(), 
       h("h1", { text: t("mem.title") }),
-      h("div", { class: "card" + (live ? "" : " closed") }, h("div", { class: "content", id: "mem-content", text: m.content })),
+      h("div", { class: "card" + (live ? (d.superseded_by ? " superseded" : "") : " closed") }, h("div", { class: "content", id: "mem-content", text: m.content })),
       h("div", { class: "grid2" },
         h("div", {}, h("h2", { text: t("mem.metadata") }), kv,
           Object.keys(m.metadata || {}).length ? h("pre", { text: JSON.stringify(m.metadata, null, 2) }) : null),
         h("div", {}, h("h2", { text: t("mem.entities") }), h("div", {}, chipList(d.entities.map(e => e.name), "entity", graphLink)),
           h("h2", { text: t("mem.facts") }),
           d.facts.length ? h("ul", {}, d.facts.map(f => h("li", { class: f.valid_until ? "closed" : "", text: f.content }))) : h("p", { class: "muted", text: t("mem.no_facts") }))),
+      supersession(d),
       threadBox,
       h("h2", { text: t("mem.relations") }), rel,
       h("h2", { text: t("mem.versions") }),
