@@ -27,7 +27,7 @@ import stat
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -586,6 +586,15 @@ def setup_logging(cfg: Config) -> None:
     logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
+def _warm_up_beside(memory: Memory) -> Future[None]:
+    """What the first recall would pay (the model, the relevance cohort: seconds) is paid before the ready
+    line and /health, beside the rest of the start-up (the embedding runs without the GIL)."""
+    warming = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlane-warm-up")
+    warm = warming.submit(memory.warm_up)
+    warming.shutdown(wait=False)
+    return warm
+
+
 def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> int:
     """Start the daemon and block until a signal stops it. Raises MemlaneError when it cannot start."""
     token = resolve_token(cfg)
@@ -607,11 +616,7 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
             sock.close()
             raise
         try:
-            # What the first recall would pay (the model, the relevance cohort: seconds) is paid before the
-            # ready line and /health, beside the rest of the start-up (the embedding runs without the GIL).
-            warming = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlane-warm-up")
-            warm = warming.submit(memory.warm_up)
-            warming.shutdown(wait=False)
+            warm = _warm_up_beside(memory)
             # --- dashboard (issue 9): /ui pages and API; its session cookie opens /ui paths only ---
             dash = dashboard.Dashboard(memory, cfg, token=token or "", lang=lang)
             app, mcp = create_app(memory, cfg, lang=lang, token=token, transports=transports,
