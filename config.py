@@ -110,7 +110,7 @@ class Config:
     relevance_order: bool = True
     # A memory that holds the query (or a span it quotes) word for word ranks first (issue 27).
     verbatim: bool = True
-    # A superseded memory never ranks above its replacement, whatever step reordered them. Off: it costs
+    # A superseded memory is put below its replacement again after the reply rule and the verbatim step. Off: it costs
     # LoCoMo dev any@10 0.797 -> 0.791 (false supersession links in chats; docs/QUALITY.md, issue 29).
     successor_order: bool = False
     # Relative times resolved to dates: the lexical lane matches a question's dates against them and

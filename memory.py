@@ -397,6 +397,12 @@ class Memory:
         Runs the recall pipeline on one English and one Chinese question without logging them; reads only.
         `cohort=False` skips the cohort (built once per process) to warm another thread's read connection.
         """
+        try:
+            self._warm_up(cohort)
+        except Exception as exc:  # noqa: BLE001 - a warm-up is an optimisation: the daemon starts without it
+            log.warning("warm-up skipped (%s): the first recall pays what it would have warmed", exc)
+
+    def _warm_up(self, cohort: bool) -> None:
         if cohort:
             self.cohort()
         for text in WARM_UP_QUERIES:

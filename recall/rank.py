@@ -27,7 +27,8 @@ def ordered(scores: dict[int, float], fused: Fused) -> list[int]:
 
 
 def rerank(store: Store, plan: Plan, scores: dict[int, float], reads: Reads | None = None) -> dict[int, float]:
-    """Predicate-aware reranking of the fused top RERANK_DEPTH (below_successors orders superseded memories)."""
+    """Predicate-aware reranking of the fused top RERANK_DEPTH; a superseded memory sits just below its
+    successor (after every later step too with successor_order: below_successors)."""
     top = sorted(scores, key=lambda s: -scores[s])[:RERANK_DEPTH]
     if not top:
         return scores
@@ -52,6 +53,15 @@ def rerank(store: Store, plan: Plan, scores: dict[int, float], reads: Reads | No
             out[seq] = rr.rerank_score(info, q_classes, cand, scores[seq])
         elif cand.superseded:
             out[seq] = scores[seq] - rr.W_SUPERSEDED * rr.UNIT
+    if sw.supersession and not sw.successor_order:
+        # A superseded memory ranks just below the memory that superseded it, when both are here (with
+        # successor_order, below_successors does this after every later step instead).
+        by_id = {rows[s][3]: s for s in top if s in rows}
+        for seq in top:
+            successor = rows[seq][2] if seq in rows else None
+            newer = by_id.get(successor) if successor else None
+            if newer is not None and out[seq] >= out[newer]:
+                out[seq] = out[newer] - 1e-6
     return out
 
 

@@ -294,7 +294,7 @@ def banded(order: list[int], rel: dict[int, float]) -> list[int]:
 def capped(order: list[int], rel: dict[int, float]) -> dict[int, float]:
     """Each hit's relevance capped by the one above it, so that relevance never rises down the list:
     a hit is never said to be more relevant than one ranked above it. After `banded`, a value falls by
-    less than BAND, and never below the lowest relevance in `order`."""
+    at most BAND, and never below the lowest relevance in `order`."""
     out: dict[int, float] = {}
     last = 1.0
     for seq in order:

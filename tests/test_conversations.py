@@ -47,7 +47,7 @@ def test_eval_locomo_reports_each_conversation(tmp_path: Path) -> None:
     path.write_text(json.dumps([toy("one", "cat"), toy("two", "parrot")]), encoding="utf-8")
     assert eval_locomo.main([str(path), "--db", str(tmp_path / "toy.db"), "--json", str(out)]) == 0
     by_conv = json.loads(out.read_text(encoding="utf-8"))["by_conversation"]
-    assert set(by_conv) == {"one", "two"} and all(m["n"] == 1 for m in by_conv.values())
+    assert set(by_conv) == {"locomo-one", "locomo-two"} and all(m["n"] == 1 for m in by_conv.values())
 
 
 # ---------------------------------------------------------------- threads
