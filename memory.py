@@ -33,6 +33,7 @@ from ingest import threads as th
 from lang import crosslingual as xl
 from lang import extractor_llm, pii
 from lang import facts as facts_mod
+from lang import near_duplicates as nd
 from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
 from store import locate, open_store, portable
@@ -165,7 +166,7 @@ class Memory:
         metadata: Any = None,
         valid_from: Any = None,
         thread: Any = None,
-        wait_embedded: bool = False,
+        wait_embedded: Any = None,
     ) -> dict[str, Any]:
         """Store a memory durably; its embedding is queued. See memory_remember in the contract.
 
@@ -180,6 +181,7 @@ class Memory:
         meta = REMEMBER.check("metadata", metadata, cfg)
         vfrom = v.time_arg(valid_from, "valid_from")
         named = self._thread_arg(thread)
+        wait = REMEMBER.check("wait_embedded", wait_embedded, cfg)
         ents = REMEMBER.check("entities", entities, cfg)
         text, warnings = pii.apply(text, cfg.pii)  # warn, redact or reject secrets and personal data
         fields, more = pii.apply_fields({"source": src, "tags": tag_list, "metadata": meta,
@@ -215,10 +217,22 @@ class Memory:
                 for f in derived[: facts_mod.MAX_FACTS]]
         self._wake_worker()
         state = "queued"
-        if wait_embedded:
-            state = "done" if self.flush(timeout=60, context=False) else "queued"
-        return {"chunk_id": cid, "namespace": ns, "created": True, "duplicate_of": None,
-                "entities": linked, "facts": fact_ids, "embedding": state, "warnings": warnings}
+        out = {"chunk_id": cid, "namespace": ns, "created": True, "duplicate_of": None,
+               "entities": linked, "facts": fact_ids, "embedding": state, "warnings": warnings}
+        if wait:
+            out["embedding"] = "done" if self.flush(timeout=60, context=False) else "queued"
+            out |= self._near_duplicates(seq, warnings)
+        return out
+
+    def _near_duplicates(self, seq: int, warnings: list[str] | None = None) -> dict[str, Any]:
+        """{near_duplicates: [...]} of the live memory `seq` (lang/near_duplicates.py), or {} when it has none;
+        with `warnings`, also the warning that says to use memory_update."""
+        found = nd.find(self.store, self.store.reader(), seq, self.config.near_duplicate_permille / 1000)
+        if not found:
+            return {}
+        if warnings is not None:
+            warnings.append(t_msg("quality.near_duplicate", ids=", ".join(x["chunk_id"] for x in found)))
+        return {"near_duplicates": found}
 
     def _thread_arg(self, thread: Any) -> str | None:
         name = REMEMBER.check("thread", thread, self.config)
@@ -608,6 +622,9 @@ class Memory:
         if replacement:
             last = replacement[-1]
             out["superseded_by"] = {k: last[k] for k in ("chunk_id", "content", "valid_from", "valid_until") if last[k]}
+        newest = self.store.chunk_row(None, chain[-1]["chunk_id"], ns)
+        if newest is not None and newest["valid_until"] is None:
+            out |= self._near_duplicates(newest["seq"])
         view = self.store.thread_view(ns, chain[-1]["chunk_id"], th.VIEW_SPAN)
         if view is not None:
             out["thread"] = th.view_dict(view)
