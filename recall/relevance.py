@@ -180,7 +180,9 @@ def cohort_for(embedder: Any) -> Cohort:
             return got[1]
         by_lang = {lang: np.stack([_unit(v) for v in embedder.embed_passages(list(texts))])
                    for lang, texts in COHORT_TEXTS.items()}
-        queries = {lang: np.stack([_unit(embedder.embed_query(q)) for q in texts])
+        # One model call per language where the embedder batches queries (start-to-ready, issue 29).
+        batch = getattr(embedder, "embed_queries", None)
+        queries = {lang: np.stack([_unit(q) for q in (batch(list(texts)) if batch else map(embedder.embed_query, texts))])
                    for lang, texts in QUERY_COHORT.items()}
         cohort = Cohort(by_lang, queries)
         try:
