@@ -80,6 +80,7 @@ class Memory:
         # Models (fastembed's tokenizer config) are cached beside the SQLite file, or the default one.
         models = (self.config.resolved_db_path() if self.engine == "postgres" else Path(self.path)).parent
         models.mkdir(parents=True, exist_ok=True)
+        self._cohort_dir = models / "models"  # the relevance cohort's cache file, beside the models
         self.embedder = embedder or make_embedder(
             self.config.embedder, self.config.model, self.config.model_path, self.config.dim,
             cache_dir=models / "models",
@@ -429,7 +430,7 @@ class Memory:
 
     def cohort(self) -> relevance.Cohort:
         """The embedder's reference passages per language, which calibrate vector relevance (recall/relevance.py)."""
-        return relevance.cohort_for(self.embedder)
+        return relevance.cohort_for(self.embedder, self._cohort_dir)
 
     def _lanes_arg(self, lanes: Any) -> tuple[str, ...]:
         if lanes is None:
