@@ -54,6 +54,7 @@ UPDATE, GRAPH, PURGE = BY_NAME["memory_update"], BY_NAME["memory_graph_query"], 
 # Memory.warm_up's questions: one per script, so both query analyses (and the Chinese segmenter) load.
 WARM_UP_QUERIES = ("what did we decide about the project last week?", "我们上周对项目做了什么决定？")
 SUPERSEDES_MAX = 20  # predecessors memory_history lists
+WAIT_EMBEDDED_S = 60.0  # memory_remember with wait_embedded waits at most this long for its vector
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -221,9 +222,23 @@ class Memory:
         out = {"chunk_id": cid, "namespace": ns, "created": True, "duplicate_of": None,
                "entities": linked, "facts": fact_ids, "embedding": state, "warnings": warnings}
         if wait:
-            out["embedding"] = "done" if self.flush(timeout=60, context=False) else "queued"
+            out["embedding"] = "done" if self._embedded(cid, WAIT_EMBEDDED_S) else "queued"
             out |= self._near_duplicates(seq, warnings)
         return out
+
+    def _embedded(self, chunk_id: str, timeout: float) -> bool:
+        """Wait until `chunk_id`'s own vector is written (not the whole queue's); True if within `timeout` s."""
+        deadline = time.monotonic() + timeout
+        if self._worker is None:
+            self.embed_pending()
+        self._wake_worker()
+        while self.store.embedding_state(None, chunk_id) == "queued":
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            with self._queue_cv:
+                self._queue_cv.wait(min(0.05, remaining))
+        return True
 
     def _near_duplicates(self, seq: int, warnings: list[str] | None = None) -> dict[str, Any]:
         """{near_duplicates: [...]} of the live memory `seq` (lang/near_duplicates.py), or {} when it has none;
