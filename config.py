@@ -113,6 +113,10 @@ class Config:
     # A superseded memory is put below its replacement again after the reply rule and the verbatim step. Off: it costs
     # LoCoMo dev any@10 0.797 -> 0.791 (false supersession links in chats; docs/QUALITY.md, issue 29).
     successor_order: bool = False
+    # A new memory whose nearest live memory of the namespace has at least this cosine (x 1000) and names the
+    # same numbers is reported as its near-duplicate (lang/near_duplicates.py); 0 turns the report off.
+    # Calibrated with scripts/calibrate_near_duplicates.py (docs/QUALITY.md).
+    near_duplicate_permille: int = 965
     # Relative times resolved to dates: the lexical lane matches a question's dates against them and
     # "when" questions prefer memories that carry a date (docs/QUALITY.md).
     time_grounding: bool = True
@@ -177,6 +181,7 @@ _RANGES = {
     "log_lines_per_minute": (10, 100_000),
     "extractor_retries": (0, 10),
     "embed_lease_s": (1, 86_400),
+    "near_duplicate_permille": (0, 1000),
 }
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")

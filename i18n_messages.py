@@ -630,6 +630,13 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     # (end of health)
     # --- quality (section owned by recall quality) ---
+    "quality.near_duplicate": {
+        "en": "this says nearly what memory {ids} already says (near_duplicates); nothing was merged. To change "
+              "that memory, call memory_update with its id instead of storing a new one, and memory_forget this "
+              "one if it only repeats it",
+        "zh": "这条记忆与已有的记忆 {ids} 几乎相同（见 near_duplicates），系统没有合并它们。要修改那条记忆，请用它的 id "
+              "调用 memory_update，而不是再存一条新的；如果这条只是重复，可以用 memory_forget 删去",
+    },
     "quality.extractor_fallback": {
         "en": "the LLM fact extractor failed ({detail}); facts came from the rule extractor instead. "
               "Check extractor_url, extractor_model and the key variable, or set extractor = \"rules\"",

@@ -33,6 +33,7 @@ from ingest import threads as th
 from lang import crosslingual as xl
 from lang import extractor_llm, pii
 from lang import facts as facts_mod
+from lang import near_duplicates as nd
 from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
 from store import locate, open_store, portable
@@ -53,6 +54,7 @@ UPDATE, GRAPH, PURGE = BY_NAME["memory_update"], BY_NAME["memory_graph_query"], 
 # Memory.warm_up's questions: one per script, so both query analyses (and the Chinese segmenter) load.
 WARM_UP_QUERIES = ("what did we decide about the project last week?", "我们上周对项目做了什么决定？")
 SUPERSEDES_MAX = 20  # predecessors memory_history lists
+WAIT_EMBEDDED_S = 60.0  # memory_remember with wait_embedded waits at most this long for its vector
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -79,6 +81,7 @@ class Memory:
         # Models (fastembed's tokenizer config) are cached beside the SQLite file, or the default one.
         models = (self.config.resolved_db_path() if self.engine == "postgres" else Path(self.path)).parent
         models.mkdir(parents=True, exist_ok=True)
+        self._cohort_dir = models / "models"  # the relevance cohort's cache file, beside the models
         self.embedder = embedder or make_embedder(
             self.config.embedder, self.config.model, self.config.model_path, self.config.dim,
             cache_dir=models / "models",
@@ -165,7 +168,7 @@ class Memory:
         metadata: Any = None,
         valid_from: Any = None,
         thread: Any = None,
-        wait_embedded: bool = False,
+        wait_embedded: Any = None,
     ) -> dict[str, Any]:
         """Store a memory durably; its embedding is queued. See memory_remember in the contract.
 
@@ -180,6 +183,7 @@ class Memory:
         meta = REMEMBER.check("metadata", metadata, cfg)
         vfrom = v.time_arg(valid_from, "valid_from")
         named = self._thread_arg(thread)
+        wait = REMEMBER.check("wait_embedded", wait_embedded, cfg)
         ents = REMEMBER.check("entities", entities, cfg)
         text, warnings = pii.apply(text, cfg.pii)  # warn, redact or reject secrets and personal data
         fields, more = pii.apply_fields({"source": src, "tags": tag_list, "metadata": meta,
@@ -215,10 +219,36 @@ class Memory:
                 for f in derived[: facts_mod.MAX_FACTS]]
         self._wake_worker()
         state = "queued"
-        if wait_embedded:
-            state = "done" if self.flush(timeout=60, context=False) else "queued"
-        return {"chunk_id": cid, "namespace": ns, "created": True, "duplicate_of": None,
-                "entities": linked, "facts": fact_ids, "embedding": state, "warnings": warnings}
+        out = {"chunk_id": cid, "namespace": ns, "created": True, "duplicate_of": None,
+               "entities": linked, "facts": fact_ids, "embedding": state, "warnings": warnings}
+        if wait:
+            out["embedding"] = "done" if self._embedded(cid, WAIT_EMBEDDED_S) else "queued"
+            out |= self._near_duplicates(seq, warnings)
+        return out
+
+    def _embedded(self, chunk_id: str, timeout: float) -> bool:
+        """Wait until `chunk_id`'s own vector is written (not the whole queue's); True if within `timeout` s."""
+        deadline = time.monotonic() + timeout
+        if self._worker is None:
+            self.embed_pending()
+        self._wake_worker()
+        while self.store.embedding_state(None, chunk_id) == "queued":
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            with self._queue_cv:
+                self._queue_cv.wait(min(0.05, remaining))
+        return True
+
+    def _near_duplicates(self, seq: int, warnings: list[str] | None = None) -> dict[str, Any]:
+        """{near_duplicates: [...]} of the live memory `seq` (lang/near_duplicates.py), or {} when it has none;
+        with `warnings`, also the warning that says to use memory_update."""
+        found = nd.find(self.store, self.store.reader(), seq, self.config.near_duplicate_permille / 1000)
+        if not found:
+            return {}
+        if warnings is not None:
+            warnings.append(t_msg("quality.near_duplicate", ids=", ".join(x["chunk_id"] for x in found)))
+        return {"near_duplicates": found}
 
     def _thread_arg(self, thread: Any) -> str | None:
         name = REMEMBER.check("thread", thread, self.config)
@@ -415,7 +445,7 @@ class Memory:
 
     def cohort(self) -> relevance.Cohort:
         """The embedder's reference passages per language, which calibrate vector relevance (recall/relevance.py)."""
-        return relevance.cohort_for(self.embedder)
+        return relevance.cohort_for(self.embedder, self._cohort_dir)
 
     def _lanes_arg(self, lanes: Any) -> tuple[str, ...]:
         if lanes is None:
@@ -608,6 +638,9 @@ class Memory:
         if replacement:
             last = replacement[-1]
             out["superseded_by"] = {k: last[k] for k in ("chunk_id", "content", "valid_from", "valid_until") if last[k]}
+        newest = self.store.chunk_row(None, chain[-1]["chunk_id"], ns)
+        if newest is not None and newest["valid_until"] is None:
+            out |= self._near_duplicates(newest["seq"])
         view = self.store.thread_view(ns, chain[-1]["chunk_id"], th.VIEW_SPAN)
         if view is not None:
             out["thread"] = th.view_dict(view)

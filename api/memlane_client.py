@@ -517,12 +517,14 @@ class AsyncMemlaneClient:
         metadata: Mapping[str, Any] | None = None,
         valid_from: str | None = None,
         thread: str | None = None,
+        wait_embedded: bool | None = None,
     ) -> dict[str, Any]:
-        """Store a memory. Returns {chunk_id, namespace, created, duplicate_of, entities, facts, embedding, warnings}."""
+        """Store a memory. Returns {chunk_id, namespace, created, duplicate_of, entities, facts, embedding, warnings},
+        and with `wait_embedded` its `near_duplicates` when it has any."""
         return await self.call("memory_remember", {
             "content": content, "namespace": namespace, "source": source, "importance": importance,
             "tags": _list(tags), "entities": _list(entities), "metadata": _dict(metadata), "valid_from": valid_from,
-            "thread": thread,
+            "thread": thread, "wait_embedded": wait_embedded,
         })
 
     async def recall(self, query: str, **kwargs: Any) -> list[dict[str, Any]]:

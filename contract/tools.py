@@ -158,7 +158,8 @@ TOOLS: tuple[ToolSpec, ...] = (
          Arg("entities", "entities", "What it is about: names or {{name, kind, aliases}}.", max_items="max_entities"),
          METADATA,
          Arg("valid_from", "time", "When it became true; default now."),
-         Arg("thread", "text", "Conversation id; inferred if omitted.", max_len=MAX_THREAD_CHARS)),
+         Arg("thread", "text", "Conversation id; inferred if omitted.", max_len=MAX_THREAD_CHARS),
+         Arg("wait_embedded", "bool", "Wait for its vector; then lists near_duplicates.", default=False)),
         read_only=False, idempotent=True),
     ToolSpec(
         "memory_recall", "recall",

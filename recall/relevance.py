@@ -28,11 +28,17 @@ memory the query quotes word for word has relevance 1 (`quotes`, `quoted`).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import logging
 import math
+import os
 import re
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -140,6 +146,7 @@ QUERY_COHORT = {
 }
 
 _lock = threading.Lock()
+log = logging.getLogger("memlane")
 
 
 @dataclass(frozen=True)
@@ -171,23 +178,75 @@ def _unit(v: Any) -> np.ndarray:
     return a / n if n else a
 
 
-def cohort_for(embedder: Any) -> Cohort:
-    """The cohort for this embedder, embedded once and cached on it (attributes on the embedder)."""
+def cohort_for(embedder: Any, cache_dir: Path | None = None) -> Cohort:
+    """The cohort for this embedder, embedded once and cached on it (attributes on the embedder) and, with
+    `cache_dir`, in a file there, so that a restart reads it instead of embedding 172 texts (seconds)."""
     model = embedder.model
     with _lock:
         got = getattr(embedder, "_memlane_cohort", None)
         if got is not None and got[0] == model:
             return got[1]
-        by_lang = {lang: np.stack([_unit(v) for v in embedder.embed_passages(list(texts))])
-                   for lang, texts in COHORT_TEXTS.items()}
-        queries = {lang: np.stack([_unit(embedder.embed_query(q)) for q in texts])
-                   for lang, texts in QUERY_COHORT.items()}
-        cohort = Cohort(by_lang, queries)
+        path = cache_dir / f"cohort-{_cohort_key(embedder)}.npz" if cache_dir else None
+        cohort = _read_cohort(path, embedder) if path else None
+        if cohort is None:
+            cohort = _embed_cohort(embedder)
+            if path:
+                _write_cohort(path, cohort)
         try:
             embedder._memlane_cohort = (model, cohort)
         except AttributeError:  # an embedder with __slots__ recomputes next time
             pass
         return cohort
+
+
+def _embed_cohort(embedder: Any) -> Cohort:
+    by_lang = {lang: np.stack([_unit(v) for v in embedder.embed_passages(list(texts))])
+               for lang, texts in COHORT_TEXTS.items()}
+    # One model call per language where the embedder batches queries (start-to-ready, issue 29).
+    batch = getattr(embedder, "embed_queries", None)
+    queries = {lang: np.stack([_unit(q) for q in (batch(list(texts)) if batch else map(embedder.embed_query, texts))])
+               for lang, texts in QUERY_COHORT.items()}
+    return Cohort(by_lang, queries)
+
+
+def _cohort_key(embedder: Any) -> str:
+    """Names the model and every cohort text: a changed text or model never reads an old file."""
+    raw = json.dumps([embedder.model, getattr(embedder, "dim", 0), COHORT_TEXTS, QUERY_COHORT], ensure_ascii=False)
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def _read_cohort(path: Path, embedder: Any) -> Cohort | None:
+    """The cached cohort, or None when the file is missing, unreadable, misshapen, or its first question's
+    vector is not what this embedder gives now (one query embedded: milliseconds)."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            by_lang = {lang: npz[f"p_{lang}"] for lang in COHORT_TEXTS}
+            queries = {lang: npz[f"q_{lang}"] for lang in QUERY_COHORT}
+    except (OSError, KeyError, ValueError):
+        return None
+    sizes = [(v.shape[0], len(COHORT_TEXTS[k])) for k, v in by_lang.items()]
+    sizes += [(v.shape[0], len(QUERY_COHORT[k])) for k, v in queries.items()]
+    if any(a != b for a, b in sizes) or "en" not in queries:
+        return None
+    now = _unit(embedder.embed_query(QUERY_COHORT["en"][0]))
+    if now.shape != queries["en"][0].shape or not np.allclose(now, queries["en"][0], atol=1e-4):
+        return None
+    return Cohort(by_lang, queries)
+
+
+def _write_cohort(path: Path, cohort: Cohort) -> None:
+    """Written whole or not at all (a temporary file renamed); a cache that cannot be written is skipped."""
+    arrays = {f"p_{k}": v for k, v in cohort.by_lang.items()} | {f"q_{k}": v for k, v in cohort.queries.items()}
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("relevance cohort not cached in %s (%s): the next start embeds it again", path, exc)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 # ---------------------------------------------------------------- the signals of one hit

@@ -279,7 +279,8 @@ class Store(Protocol):
         recall_log}, or None when `chunk_id` is not in the namespace."""
         ...
 
-    # ---- supersession (inside the embedding batch's transaction)
+    # ---- supersession (inside the embedding batch's transaction) and near-duplicates (lang/near_duplicates.py;
+    #      on a reader, so `tx` there may be either)
     def memory_vector(self, tx: Any, seq: int) -> tuple[str, str, str, str, Any] | None:
         """(id, namespace, content, valid_from, vector) of a live memory that has its vector; the vector in
         the engine's own form (float32 bytes, or an array), handed back to nearest_live."""
@@ -289,6 +290,11 @@ class Store(Protocol):
 
     def older_current(self, tx: Any, seq: int, before: str) -> tuple[str, str] | None:
         """(id, content) of a live, not yet superseded memory that started before `before`."""
+        ...
+
+    def live_memories(self, db: Any, seqs: Sequence[int]) -> dict[int, tuple[str, str, str | None]]:
+        """seq -> (id, content, superseded_by) of those of `seqs` that are live memories (not facts);
+        `db` is a transaction or a reader."""
         ...
 
     def mark_superseded(self, tx: Any, old_id: str, new_id_: str) -> None: ...

@@ -461,6 +461,14 @@ class SharedSql:
         return tx.execute("select id, content from chunks where seq = ? and kind = 'memory' and valid_until is null "
                           "and superseded_by is null and valid_from < ?", (seq, before)).fetchone()
 
+    def live_memories(self, db: Any, seqs: Sequence[int]) -> dict[int, tuple[str, str, str | None]]:
+        """seq -> (id, content, superseded_by) of those of `seqs` that are live memories (not facts)."""
+        if not seqs:  # `in ()` is an error on PostgreSQL
+            return {}
+        return {r[0]: (r[1], r[2], r[3]) for r in db.execute(
+            f"select seq, id, content, superseded_by from chunks where seq in ({_marks(seqs)}) "
+            "and kind = 'memory' and valid_until is null", list(seqs))}
+
     def mark_superseded(self, tx: Any, old_id: str, new_id_: str) -> None:
         tx.execute("update chunks set superseded_by = ? where id = ? and superseded_by is null", (new_id_, old_id))
 

@@ -128,3 +128,30 @@ def test_a_superseded_memory_never_ranks_above_its_replacement(daemon: Daemon) -
                 assert hits[ids.index(old)]["superseded_by"] == new
 
     asyncio.run(go())
+
+
+@pytest.fixture(scope="module")
+def default_daemon(tmp_path_factory: pytest.TempPathFactory, engine_env: Any) -> Iterator[Daemon]:
+    with running_daemon(tmp_path_factory.mktemp("supersede-default"), env=engine_env()) as d:
+        yield d
+    assert d.returncode == 0, d.output()
+
+
+def test_with_the_default_config_a_superseded_memory_ranks_just_below_its_replacement(default_daemon: Daemon) -> None:
+    """README, default config (successor_order off): the reranker puts the superseded memory just below its
+    replacement when both are found; for a question about the present it may rank lower still; the verbatim
+    step can lift a memory that holds the question word for word."""
+    async def go() -> None:
+        async with mcp_session(default_daemon, "http") as s:
+            space, old, new = await dana(s)
+            for query in ("Where does Dana live?", "Where did Dana live?", "Dana 住在哪里？", NOW):
+                ids = [h["chunk_id"] for h in await recall(s, space, query)]
+                assert new in ids and old in ids, (query, ids)
+                if query == NOW:
+                    assert ids.index(old) > ids.index(new), query
+                else:
+                    assert ids.index(old) == ids.index(new) + 1, (query, ids)
+            ids = [h["chunk_id"] for h in await recall(s, space, "Kastanienallee 12")]
+            assert ids[0] == old, ids  # the verbatim step lifts the memory that holds the question
+
+    asyncio.run(go())
