@@ -1,7 +1,7 @@
 """Near-duplicates: a live memory of the same namespace that says nearly what another says (issue 29).
 
 Identical content is caught at write time by its hash (`duplicate_of`); a paraphrase is not. Its nearest
-live neighbour by vector, above a calibrated cosine (config `near_duplicate_cosine`), naming the same
+live neighbour by vector, above a calibrated cosine (config `near_duplicate_permille`, in thousandths), naming the same
 numbers, is reported as a near-duplicate: a warning and a link, never a merge. It is read when asked
 (memory_remember with `wait_embedded`, memory_history) from the vectors the worker already wrote, so the
 write path does no extra work and a neighbour forgotten, purged or updated since drops out by itself.
