@@ -150,8 +150,8 @@ KIND = "e.g. person, place, org, stock."
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "memory_remember", "remember",
-        "Store a durable fact, preference or decision when the user states one or asks you to remember. "
-        "Same content again returns duplicate_of; to change a fact, use memory_update.",
+        "Store a durable fact, preference or decision the user states or asks you to remember. "
+        "A repeat returns duplicate_of; to change a fact, use memory_update.",
         (Arg("content", "text", "One self-contained fact: names, not pronouns; absolute dates.", required=True,
              max_len="max_content_chars"),
          NAMESPACE, SOURCE, IMPORTANCE, TAGS,
@@ -159,7 +159,7 @@ TOOLS: tuple[ToolSpec, ...] = (
          METADATA,
          Arg("valid_from", "time", "When it became true; default now."),
          Arg("thread", "text", "Conversation id; inferred if omitted.", max_len=MAX_THREAD_CHARS),
-         Arg("wait_embedded", "bool", "Wait for its vector; then lists near_duplicates.", default=False)),
+         Arg("wait_embedded", "bool", "Wait for its vector; list near_duplicates.", default=False)),
         read_only=False, idempotent=True),
     ToolSpec(
         "memory_recall", "recall",
@@ -181,7 +181,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "memory_relate", "relate",
         "Record subject —predicate→ object (Alice —works_at→ SAP) when the user states a clear link. "
-        "Entities are matched by name or alias, created when missing.",
+        "Entities match by name or alias; missing ones are created.",
         (Arg("subject", "text", "Name, alias or id.", required=True, max_len=ENTITY_NAME_CHARS),
          Arg("predicate", "text", "e.g. works_at, lives_in.", required=True, max_len=PREDICATE_CHARS),
          Arg("object", "text", "Name, alias or id.", required=True, max_len=ENTITY_NAME_CHARS),
@@ -209,8 +209,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=False, destructive=True),
     ToolSpec(
         "memory_update", "update",
-        "Replace a memory with a new version when a stored fact changes, rather than storing a contradiction; "
-        "the old version stays in memory_history.",
+        "Replace a memory with a new version when a stored fact changes; the old one stays in memory_history.",
         (Arg("id", "id", "A memory's chunk_id (not a relation's).", required=True),
          Arg("content", "text", "The corrected memory.", required=True, max_len="max_content_chars"),
          NAMESPACE, SOURCE,
@@ -227,7 +226,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         idempotent=True),
     ToolSpec(
         "memory_graph_query", "graph_query",
-        "The relations around an entity, breadth first: how people, organisations or things connect.",
+        "The relations around an entity, breadth first.",
         (Arg("entity", "text", "Name, alias or id.", required=True, max_len=ENTITY_NAME_CHARS),
          NAMESPACE,
          Arg("depth", "int", "Hops.", low=1, high=3, default=2),
@@ -237,7 +236,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         heavy=True, idempotent=True),
     ToolSpec(
         "memory_stats", "stats",
-        "Counts, sizes and recall latency of one namespace, or of all when none is given.",
+        "Counts, sizes and recall latency: of one namespace, or of all.",
         (NAMESPACE,),
         idempotent=True),
 )

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.e2e
 
 # Characters of the tools' names, descriptions and input schemas as compact JSON: 6,173 for the eight
 # tools from the one table (limits and defaults as schema keywords), plus memory_purge and memory_update's
-# reinstate (issue 29).
+# reinstate and memory_remember's wait_embedded (issue 29), with the descriptions trimmed to fit.
 TOOLS_LIST_MAX = 6700
 RECALL_MAX = 2300  # characters of a default 10-hit recall of twelve ~15-word memories
 
