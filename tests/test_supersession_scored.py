@@ -4,13 +4,10 @@ over the real CC-CEDICT lexicon and jieba; one test through a real Memory on SQL
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from test_quality_memory import mem_with  # noqa: F401,F811 - the fixture: a Memory on SQLite per config
 
-from config import load_config
 from lang import supersession as sup
-from memory import Memory
 
 
 def test_the_best_candidate_wins_not_the_first() -> None:
@@ -68,21 +65,6 @@ def test_a_question_about_now_prefers_the_latest_similar_candidate() -> None:
     assert sup.newer_versions(cands) == {1: 2}
 
 
-@pytest.fixture
-def mem_with(tmp_path: Path, e5):  # type: ignore[no-untyped-def]
-    opened: list[Memory] = []
-
-    def make(**overrides: object) -> Memory:
-        cfg = load_config({"HOME": str(tmp_path)}, overrides=overrides)
-        m = Memory(tmp_path / f"s{len(opened)}.db", config=cfg, embedder=e5)
-        opened.append(m)
-        return m
-
-    yield make
-    for m in opened:
-        m.close()
-
-
 STORY = [("Quillmark's invoices are rendered to PDF with WeasyPrint.", "2025-01-02T00:00:00Z"),
          ("Quillmark 的主域名是 quillmark.io。", "2025-01-03T00:00:00Z"),
          ("Tomás approved the Stripe integration for Quillmark.", "2025-01-04T00:00:00Z"),
@@ -91,7 +73,7 @@ CHANGE = ("Quillmark switched its payments from Adyen to Stripe.", "2025-10-20T0
 
 
 @pytest.mark.parametrize("scored", [False, True])
-def test_memory_links_the_change_only_with_the_scored_rule(mem_with, scored: bool) -> None:  # type: ignore[no-untyped-def]
+def test_memory_links_the_change_only_with_the_scored_rule(mem_with, scored: bool) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     m = mem_with(supersession_scoring=scored)
     ids = [m.remember(text, valid_from=at)["chunk_id"] for text, at in STORY]
     m.flush()
