@@ -113,6 +113,11 @@ class Config:
     # A superseded memory is put below its replacement again after the reply rule and the verbatim step. Off: it costs
     # LoCoMo dev any@10 0.797 -> 0.791 (false supersession links in chats; docs/QUALITY.md, issue 29).
     successor_order: bool = False
+    # Scored supersession (lang/supersession.py): on write, the best of the 8 closest older memories by the
+    # idf-weighted share of it that the new one restates (either language), subjects read anywhere, more
+    # change words; a question about the present puts the latest of similar same-subject hits first.
+    # Off: see docs/QUALITY.md (issue 27) for the measurements.
+    supersession_scoring: bool = False
     # A new memory whose nearest live memory of the namespace has at least this cosine (x 1000) and names the
     # same numbers is reported as its near-duplicate (lang/near_duplicates.py); 0 turns the report off.
     # Calibrated with scripts/calibrate_near_duplicates.py (docs/QUALITY.md).

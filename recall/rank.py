@@ -9,6 +9,7 @@ import re
 import entity_resolve as er
 from lang import facts
 from lang import predicates as rr
+from lang import supersession as sup
 from recall import relevance as rel
 from recall.fusion import RRF_K, Fused
 from recall.query import Plan
@@ -53,6 +54,8 @@ def rerank(store: Store, plan: Plan, scores: dict[int, float], reads: Reads | No
             out[seq] = rr.rerank_score(info, q_classes, cand, scores[seq])
         elif cand.superseded:
             out[seq] = scores[seq] - rr.W_SUPERSEDED * rr.UNIT
+    if sw.supersession and sw.supersession_scoring and info.wants_now:
+        out = latest_first(ordered, out)
     if sw.supersession and not sw.successor_order:
         # A superseded memory ranks just below the memory that superseded it, when both are here (with
         # successor_order, below_successors does this after every later step instead).
@@ -62,6 +65,27 @@ def rerank(store: Store, plan: Plan, scores: dict[int, float], reads: Reads | No
             newer = by_id.get(successor) if successor else None
             if newer is not None and out[seq] >= out[newer]:
                 out[seq] = out[newer] - 1e-6
+    return out
+
+
+NOW_WINDOW = 10  # a question about the present: candidates among which the latest version goes first
+
+
+def latest_first(cands: list[tuple[int, str, str]], scores: dict[int, float]) -> dict[int, float]:
+    """A question about the present: of similar same-subject candidates among the top NOW_WINDOW (seq, content,
+    valid_from), the latest takes the best place any of its older versions had, and they go just below it."""
+    top = sorted(cands, key=lambda c: -scores[c[0]])[:NOW_WINDOW]
+    newer = sup.newer_versions(top)
+    if not newer:
+        return scores
+    out = dict(scores)
+    for new in set(newer.values()):
+        olds = [o for o, n in newer.items() if n == new]
+        best = max(out[o] for o in olds)
+        if best >= out[new]:
+            out[new] = best + (abs(best) * 1e-6 or 1e-9)
+        for o in olds:
+            out[o] = min(out[o], out[new] - (abs(out[new]) * 2e-6 or 2e-9))
     return out
 
 

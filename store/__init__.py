@@ -32,6 +32,6 @@ def open_store(engine: str, target: Path | str, embedder: Any, cfg: Any) -> Any:
         from store.postgres.engine import PgStore  # psycopg is imported only when PostgreSQL is used
 
         return PgStore(str(target), embedder.dim, model=embedder.model, lease_s=cfg.embed_lease_s,
-                       ef_search=cfg.pg_ef_search)
+                       ef_search=cfg.pg_ef_search, supersession_scoring=cfg.supersession_scoring)
     return SqliteStore(target, embedder.dim, model=embedder.model, cache_mib=cfg.sqlite_cache_mib,
-                       ef_search=cfg.ann_ef_search)
+                       ef_search=cfg.ann_ef_search, supersession_scoring=cfg.supersession_scoring)

@@ -100,6 +100,7 @@ class Store(Protocol):
 
     dim: int
     path: Any  # what identifies the database in messages and /health (a file path, or a URL without secret)
+    supersession_scoring: bool  # which rule lang/supersession.detect applies on write (config supersession_scoring)
 
     @property
     def DERIVED(self) -> Any:  # noqa: N802 - the engines' class constant

@@ -63,8 +63,9 @@ class PgStore(SharedSql, Browse):
     HAS_VECTOR_SQL = "select 1 from chunk_vec where seq = ?"
 
     def __init__(self, url: str, dim: int, *, model: str = "", lease_s: float = DEFAULT_LEASE_S,
-                 pool_size: int = 8, ef_search: int = EF_SEARCH_MIN) -> None:
+                 pool_size: int = 8, ef_search: int = EF_SEARCH_MIN, supersession_scoring: bool = False) -> None:
         self._url = url
+        self.supersession_scoring = supersession_scoring
         self.path = redact_url(url)  # what messages, /health and the dashboard show
         self.dim = int(dim)
         self._model = model

@@ -69,8 +69,9 @@ class SqliteStore(SharedSql, Browse):
             moved += derived.move_vectors(db, seqs, dst)
 
     def __init__(self, path: str | Path, dim: int, *, model: str = "", cache_mib: int | None = None,
-                 ef_search: int | None = None) -> None:
+                 ef_search: int | None = None, supersession_scoring: bool = False) -> None:
         self.path = Path(path)
+        self.supersession_scoring = supersession_scoring
         self._cache_kib = int(cache_mib * 1024) if cache_mib else CACHE_KIB
         self.dim = int(dim)
         self._model = model
