@@ -161,3 +161,31 @@ def test_a_new_dimension_recreates_the_context_vector_column_and_index(pg_url: s
             assert tx.execute("select count(*) from ctx_queue").fetchone()[0] == 2
             (idx,) = tx.execute("select indexdef from pg_indexes where indexname = 'chunk_ctx_vec_hnsw'").fetchone()
             assert "hnsw" in idx and "vector_cosine_ops" in idx
+
+
+def test_a_vector_written_while_a_forget_commits_is_not_live(pg_url: str, cfg: Any, e5: Any) -> None:
+    """The embedding worker writes a chunk's vector while a forget of that chunk is not yet committed:
+    the write waits for the forget and stores the vector not live. (Before, it read the chunk as live,
+    waited on the row only at its insert, and left a live vector: recall returned the forgotten memory;
+    seen once in CI on PostgreSQL.)"""
+    with Memory(pg_url, config=cfg, embedder=e5, start_worker=False) as mem:
+        cid = mem.remember("Dana drinks green tea every morning.")["chunk_id"]
+        [item] = mem.store.queued(8)
+        vec = e5.embed_passages([item.content])[0]
+        written: list[list[int]] = []
+
+        def write() -> None:
+            with mem.store.atomic() as tx:
+                written.append(mem.store.write_vectors(tx, [(item, vec)]))
+
+        worker = threading.Thread(target=write)
+        with mem.store.atomic():
+            mem.forget(cid, reason="test")  # joins this transaction: closed, not yet committed
+            worker.start()
+            worker.join(1.5)
+        worker.join(30)
+        assert written == [[item.seq]]
+        with mem.store.atomic() as tx:
+            live = tx.execute("select live from chunk_vec where seq = ?", (item.seq,)).fetchone()
+        assert live == (False,)
+        assert cid not in [h["chunk_id"] for h in mem.recall("green tea", lanes=["vector"])["hits"]]

@@ -367,8 +367,10 @@ class PgStore(SharedSql, Browse):
         is skipped, so a chunk gets one vector from one daemon."""
         written = []
         for item, vec in items:
+            # `for share of c`: a forget that closes the chunk meanwhile waits for this write (and then
+            # marks the new vector not live), or commits first and is read here; never a live orphan.
             still = tx.execute("select c.valid_until is null from embed_queue q join chunks c on c.seq = q.chunk_seq "
-                               "where q.chunk_seq = ? and q.claimed_by = ? for update of q",
+                               "where q.chunk_seq = ? and q.claimed_by = ? for update of q for share of c",
                                (item.seq, self.instance)).fetchone()
             if not still:
                 continue
