@@ -144,10 +144,10 @@ class Remote:
         return self._run(self._call("memory_recall", kw))
 
     def flush(self) -> None:
-
+        """Wait until the daemon reports nothing left to embed: own vectors and context windows."""
         for _ in range(3600):
             stats = self._run(self._call("memory_stats", {}))
-            if not stats.get("pending_embeddings"):
+            if not stats.get("pending_embeddings") and not stats.get("pending_context"):
                 return
             time.sleep(1)
         raise SystemExit(t("quality.eval_no_drain", seconds=3600))
