@@ -270,6 +270,7 @@ class HealthFacts:
         self.memory = memory
         self.pending: int | None = None
         self.pending_context: int | None = None  # context windows still to embed: recall not at full strength
+        self.index_building: int | None = None  # approximate-index builds running: recall exact and slower
         self.error: BaseException | None = None
         self._since = 0.0  # monotonic start of the refresh in flight
         self._inflight: asyncio.Future[None] | None = None
@@ -278,6 +279,7 @@ class HealthFacts:
     def _read(self) -> None:
         try:
             self.pending, self.pending_context = self.memory.pending_embeddings(), self.memory.pending_context()
+            self.index_building = self.memory.index_building()
             self.error = None
         except Exception as exc:  # reported by /health, which never raises
             self.error = exc
@@ -441,9 +443,11 @@ def create_app(
             "db_path": str(memory.path), "schema_version": memory.schema_version,
             "embedder": {"model": memory.embedder.model, "dim": memory.embedder.dim},
             "pending_embeddings": facts.pending, "pending_context": facts.pending_context,
+            "index_building": facts.index_building,
         }
         hung = await facts.fresh()
-        body.update(pending_embeddings=facts.pending, pending_context=facts.pending_context)
+        body.update(pending_embeddings=facts.pending, pending_context=facts.pending_context,
+                    index_building=facts.index_building)
         exc = facts.error
         if exc is not None:  # a health check reports the failure instead of raising it
             detail = exc.message(lang) if isinstance(exc, MemlaneError) else type(exc).__name__

@@ -300,6 +300,10 @@ class Memory:
         """Context windows queued for embedding (made only after every own vector; docs/QUALITY.md)."""
         return self.store.pending_context()
 
+    def index_building(self) -> int:
+        """Approximate-index builds running (recall is exact, and slower, until they end)."""
+        return self.store.index_building()
+
     def _pending(self, context: bool) -> int:
         n = self.pending_embeddings()
         if context and self.config.context_vectors:

@@ -397,6 +397,10 @@ class Store(Protocol):
 
     def pending_context(self, namespace: str | None = None) -> int: ...
 
+    def index_building(self) -> int:
+        """Approximate-index builds and compactions running now (recall searches exactly meanwhile)."""
+        ...
+
     def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
         """Store or remove each (seq, gen, vector) and dequeue it, unless it was re-queued meanwhile; returns done."""
         ...

@@ -340,3 +340,18 @@ def test_context_vectors_have_their_own_index_that_follows_forgets_moves_and_reo
         ann_index(m, "d")
         own = m.store.nearest(Filter("d"), qv, 10)
         assert {r[0] for r in own.rows} == {seq[i] for i in ids[:5]} and not own.exact
+
+
+def test_stats_count_an_index_build_while_it_runs(tmp_path: Path, cfg, e5, ann_index) -> None:
+    """issue 27: deferred index work is reported, not only the embeddings (memory_stats and /health)."""
+    with Memory(tmp_path / "memory.db", config=cfg, embedder=e5) as m:
+        for f in FACTS:
+            m.remember(f, namespace="n")
+        assert m.flush(60)
+        assert m.stats()["index_building"] == 0
+        with m.store.ann._lock:  # held here, the build cannot swap its index in: it is still running
+            assert m.store.ann.get("n") is None
+            assert m.stats()["index_building"] == 1 and m.index_building() == 1
+        m.store.ann.wait(60)
+        assert m.store.ann.get("n") is not None
+        assert m.stats()["index_building"] == 0

@@ -64,7 +64,7 @@ def test_health_shape(daemon: Daemon) -> None:
     assert r.status_code == 200
     body = r.json()
     assert set(body) == {"status", "version", "uptime_s", "db_path", "schema_version", "embedder",
-                         "pending_embeddings", "pending_context"}
+                         "pending_embeddings", "pending_context", "index_building"}
     assert body["status"] == "ok"
     assert body["db_path"] == daemon.db_label
     if daemon.db_url:  # PostgreSQL: the URL's password never shows
@@ -73,7 +73,7 @@ def test_health_shape(daemon: Daemon) -> None:
         assert urlsplit(daemon.db_url).password not in json.dumps(body) and ":***@" in body["db_path"]
     assert set(body["embedder"]) == {"model", "dim"} and body["embedder"]["dim"] > 0
     assert isinstance(body["pending_embeddings"], int) and body["uptime_s"] >= 0
-    assert isinstance(body["pending_context"], int)
+    assert isinstance(body["pending_context"], int) and body["index_building"] == 0  # a small store: none
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

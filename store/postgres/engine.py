@@ -388,6 +388,10 @@ class PgStore(SharedSql, Browse):
             return [(int(seq), int(gen), pg_derived.window_texts(db, seq))
                     for seq, gen in self._claim(db, "ctx_queue", limit, "q.gen")]
 
+    def index_building(self) -> int:
+        """None deferred: PostgreSQL keeps its HNSW indexes up to date in each write."""
+        return 0
+
     def pending_context(self, namespace: str | None = None) -> int:
         sql, args = ctx_pending_sql(namespace)
         with self.connection() as db:

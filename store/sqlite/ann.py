@@ -293,6 +293,10 @@ class AnnIndexes:
                     if index is not None:
                         index.expansion_search = int(ef)
 
+    def building(self) -> int:
+        """How many namespaces' indexes are being built or compacted now (no lock: a len is atomic)."""
+        return len(self._jobs)
+
     def wait(self, timeout: float | None = None) -> None:
         """Wait for running builds and compactions (close, tests and benchmarks)."""
         for t in list(self._threads):

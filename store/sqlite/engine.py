@@ -494,6 +494,9 @@ class SqliteStore(SharedSql, Browse):
     def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
         return derived.context_windows(self.reader(), limit)
 
+    def index_building(self) -> int:
+        return self.ann.building()
+
     def pending_context(self, namespace: str | None = None) -> int:
         sql, args = derived.ctx_pending_sql(namespace)
         return int(self.reader().execute(sql, args).fetchone()[0])
