@@ -397,8 +397,9 @@ class Store(Protocol):
 
     def pending_context(self, namespace: str | None = None) -> int: ...
 
-    def index_building(self) -> int:
-        """Approximate-index builds and compactions running now (recall searches exactly meanwhile)."""
+    def index_building(self, namespace: str | None = None) -> int:
+        """Approximate-index builds and compactions running now, of `namespace` or of all (recall searches
+        exactly meanwhile)."""
         ...
 
     def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:

@@ -601,7 +601,7 @@ class SharedSql:
                            [since, *args]).fetchone()[0]
         return {"chunks": chunks, "live_chunks": live, "entities": entities, "relations": relations,
                 "vectors": vectors, "pending_embeddings": self.pending(namespace),
-                "pending_context": self.pending_context(namespace), "index_building": self.index_building(),
+                "pending_context": self.pending_context(namespace), "index_building": self.index_building(namespace),
                 # With a namespace, only it (when it holds memories): namespaces never see each other.
                 "namespaces": ([namespace] if chunks else []) if namespace else self.namespaces(1000),
                 "db_bytes": self.db_bytes(), "latencies": lat, "empty": empty}

@@ -352,6 +352,8 @@ def test_stats_count_an_index_build_while_it_runs(tmp_path: Path, cfg, e5, ann_i
         with m.store.ann._lock:  # held here, the build cannot swap its index in: it is still running
             assert m.store.ann.get("n") is None
             assert m.stats()["index_building"] == 1 and m.index_building() == 1
+            assert m.stats(namespace="n")["index_building"] == 1
+            assert m.store.index_building("other") == 0  # a namespace sees only its own index work
         m.store.ann.wait(60)
         assert m.store.ann.get("n") is not None
         assert m.stats()["index_building"] == 0

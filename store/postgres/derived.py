@@ -180,7 +180,8 @@ def write_context(db: Any, seq: int, gen: int, vec: bytes | np.ndarray | None, b
     if not db.execute("delete from ctx_queue where chunk_seq = ? and gen = ? and claimed_by = ?",
                       (seq, gen, by)).rowcount:
         return False
-    row = db.execute("select namespace, lang, valid_until is null from chunks where seq = ? for share",  # as write_vectors
+    # `for share`, as in write_vectors: a forget committing meanwhile is waited for, never missed.
+    row = db.execute("select namespace, lang, valid_until is null from chunks where seq = ? for share",
                      (seq,)).fetchone()
     if row is None or not row[2]:
         return False

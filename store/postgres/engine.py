@@ -388,7 +388,7 @@ class PgStore(SharedSql, Browse):
             return [(int(seq), int(gen), pg_derived.window_texts(db, seq))
                     for seq, gen in self._claim(db, "ctx_queue", limit, "q.gen")]
 
-    def index_building(self) -> int:
+    def index_building(self, namespace: str | None = None) -> int:
         """None deferred: PostgreSQL keeps its HNSW indexes up to date in each write."""
         return 0
 

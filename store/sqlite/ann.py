@@ -293,9 +293,12 @@ class AnnIndexes:
                     if index is not None:
                         index.expansion_search = int(ef)
 
-    def building(self) -> int:
-        """How many namespaces' indexes are being built or compacted now (no lock: a len is atomic)."""
-        return len(self._jobs)
+    def building(self, namespace: str | None = None) -> int:
+        """How many indexes (of `namespace`, own and context, or of all) are being built or compacted now."""
+        jobs = list(self._jobs)  # a copy of the keys: no lock needed to count them
+        if namespace is None:
+            return len(jobs)
+        return sum(j in (namespace, context_space(namespace)) for j in jobs)
 
     def wait(self, timeout: float | None = None) -> None:
         """Wait for running builds and compactions (close, tests and benchmarks)."""

@@ -494,8 +494,8 @@ class SqliteStore(SharedSql, Browse):
     def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
         return derived.context_windows(self.reader(), limit)
 
-    def index_building(self) -> int:
-        return self.ann.building()
+    def index_building(self, namespace: str | None = None) -> int:
+        return self.ann.building(namespace)
 
     def pending_context(self, namespace: str | None = None) -> int:
         sql, args = derived.ctx_pending_sql(namespace)
