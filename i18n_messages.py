@@ -386,46 +386,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         ),
     },
     # (end of server)
-    # --- client (section owned by api/) ---
-    # api/memlane_client.py keeps a byte-identical copy of this section (it must install without
-    # the daemon's modules); tests/test_i18n.py fails when the two differ.
-    "client.not_running": {
-        "en": "no memlane daemon answers at {url} ({detail}); start it (python mcp_server.py) or pass the right url",
-        "zh": "{url} 上没有 memlane 守护进程应答（{detail}）；请启动它（python mcp_server.py）或传入正确的 url",
-    },
-    "client.token_missing": {
-        "en": "the daemon at {url} needs a token and none was found; pass token=, set MEMLANE_AUTH_TOKEN, or create {token_file}",
-        "zh": "{url} 上的守护进程需要令牌，但没有找到；请传入 token=、设置 MEMLANE_AUTH_TOKEN，或创建 {token_file}",
-    },
-    "client.token_wrong": {
-        "en": "the daemon at {url} rejected the token from {token_source} (HTTP 401); use the daemon's token (MEMLANE_AUTH_TOKEN or {token_file})",
-        "zh": "{url} 上的守护进程拒绝了来自 {token_source} 的令牌（HTTP 401）；请使用守护进程的令牌（MEMLANE_AUTH_TOKEN 或 {token_file}）",
-    },
-    "client.timeout": {
-        "en": "the daemon at {url} did not answer {tool} within {seconds} s; retry, or pass a larger timeout=",
-        "zh": "{url} 上的守护进程在 {seconds} 秒内没有响应 {tool}；请重试，或传入更大的 timeout=",
-    },
-    "client.connect_failed": {
-        "en": "cannot talk MCP to {url} ({detail}); check that memlane runs there and that transport= matches it",
-        "zh": "无法与 {url} 进行 MCP 通信（{detail}）；请确认 memlane 在该地址运行，且 transport= 与之匹配",
-    },
-    "client.bad_response": {
-        "en": "the daemon answered {tool} with something this client cannot read ({detail}); use a client and a daemon of the same version",
-        "zh": "守护进程对 {tool} 的应答无法被此客户端解析（{detail}）；请使用相同版本的客户端和守护进程",
-    },
-    "client.protocol_error": {
-        "en": "the daemon refused the {tool} call: {detail}",
-        "zh": "守护进程拒绝了 {tool} 调用：{detail}",
-    },
-    "client.bad_option": {
-        "en": "{name} must be {expected}, got {got}",
-        "zh": "{name} 必须是 {expected}，实际为 {got}",
-    },
-    "client.closed": {
-        "en": "this memlane client is closed; create a new one",
-        "zh": "此 memlane 客户端已关闭，请新建一个",
-    },
-    # (end of client)
+    # The client's own messages (client.*) live in api/memlane_client.py alone: it installs without the
+    # daemon's modules. tests/test_i18n.py holds them to the same rules as this table.
     # --- health (section owned by scripts/health_check.py) ---
     "health.title": {
         "en": "memlane health check, {when}",

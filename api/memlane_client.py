@@ -13,10 +13,10 @@ session open. `AsyncMemlaneClient` has the same methods as coroutines. Both retu
 results (../shared/CONTRACT.md) as dicts and raise one exception class per contract error code.
 
 This module imports only the `mcp` SDK (and what it depends on), never memlane's own modules, so
-`pip install ./api` is enough to use it. That is also why it carries its own copy of the `client`
-section of memlane's message table (i18n_messages.py): the copy must stay identical to it, and
-tests/test_i18n.py fails when it does not. Tool errors keep the daemon's own text, in the daemon's
-language, behind their stable `[code]` prefix.
+`pip install ./api` is enough to use it. That is also why it owns its messages (`client.*`, in
+English and Chinese) instead of reading memlane's table (i18n_messages.py); tests/test_i18n.py holds
+them to that table's rules. Tool errors keep the daemon's own text, in the daemon's language, behind
+their stable `[code]` prefix.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ SSE_READ_TIMEOUT = 300.0
 logging.getLogger("mcp.client").addHandler(logging.NullHandler())
 
 # --------------------------------------------------------------------------- messages
-# A byte-identical copy of the `client` section of i18n_messages.py (see the module docstring).
+# The client's own messages, by the rules of i18n_messages.py (see the module docstring).
 LOCALES = ("en", "zh")
 MESSAGES: dict[str, dict[str, str]] = {
     "client.not_running": {
