@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 if sys.version_info >= (3, 11):
     from builtins import BaseExceptionGroup
 else:  # pragma: no cover - anyio depends on the backport on 3.10
@@ -196,6 +198,22 @@ def running_daemon(tmp_path: Path, **kwargs: Any) -> Iterator[Daemon]:
         if d.proc.poll() is None:
             d.stop()
         d.returncode = d.proc.returncode
+
+
+def module_daemon(name: str, *, env: Mapping[str, str] | None = None, **kwargs: Any) -> Any:
+    """A module-scoped fixture: one real daemon for the test module, on the engine under test
+    (`engine_env`), stopped at the end and required to exit cleanly (code 0).
+
+        daemon = module_daemon("neardup")
+    """
+
+    @pytest.fixture(scope="module")
+    def daemon(tmp_path_factory: pytest.TempPathFactory, engine_env: Any) -> Iterator[Daemon]:
+        with running_daemon(tmp_path_factory.mktemp(name), env={**engine_env(), **(env or {})}, **kwargs) as d:
+            yield d
+        assert d.returncode == 0, d.output()
+
+    return daemon
 
 
 @contextlib.asynccontextmanager

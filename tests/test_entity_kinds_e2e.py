@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from daemon_util import Daemon, mcp_session, running_daemon
+from daemon_util import Daemon, mcp_session, module_daemon
 from test_server_e2e import call, fail
 
 pytestmark = [pytest.mark.e2e, pytest.mark.engine_neutral]
@@ -27,11 +26,7 @@ NOT_PERSONS = ["Kafka", "CI", "RabbitMQ"]
 NO_ENTITY = ["Dr", "Taming", "Carbon Gen"]
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory, engine_env: Any) -> Iterator[Daemon]:
-    with running_daemon(tmp_path_factory.mktemp("kinds"), env=engine_env()) as d:
-        yield d
-    assert d.returncode == 0, d.output()
+daemon = module_daemon("kinds")
 
 
 async def root(s: Any, space: str, name: str) -> dict[str, Any]:

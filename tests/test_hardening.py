@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from daemon_util import Daemon, running_daemon
+from daemon_util import Daemon, module_daemon, running_daemon
 from dashboard_util import login_url
 from reliability_util import SyncSession
 
@@ -31,11 +31,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    with running_daemon(tmp_path_factory.mktemp("harden"), token=TOKEN) as d:
-        yield d
-    assert d.returncode == 0, d.output()
+daemon = module_daemon("harden", token=TOKEN)
 
 
 @pytest.fixture(scope="module")

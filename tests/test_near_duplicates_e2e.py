@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
-from daemon_util import Daemon, mcp_session, running_daemon
+from daemon_util import Daemon, mcp_session, module_daemon
 from test_agent_view_e2e import TWELVE
 from test_server_e2e import call, fail
 
@@ -22,11 +20,7 @@ PARAPHRASE = "Maya Okafor has a peanut allergy and always has an EpiPen with her
 DISTINCT = "Tomás rides a folding Brompton to work and hates parking garages."
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory, engine_env: Any) -> Iterator[Daemon]:
-    with running_daemon(tmp_path_factory.mktemp("neardup"), env=engine_env()) as d:
-        yield d
-    assert d.returncode == 0, d.output()
+daemon = module_daemon("neardup")
 
 
 def test_a_paraphrase_is_reported_as_a_near_duplicate(daemon: Daemon) -> None:

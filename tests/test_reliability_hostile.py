@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from daemon_util import Daemon, running_daemon
+from daemon_util import Daemon, module_daemon
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_util import INPUT_ERROR_CODES, LONG, Outcome, SyncSession, health
@@ -157,11 +157,7 @@ def tool_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     return tool, args
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory, engine_env: Any) -> Iterator[Daemon]:
-    with running_daemon(tmp_path_factory.mktemp("hostile"), env=engine_env()) as d:
-        yield d
-    assert d.returncode == 0, d.output()
+daemon = module_daemon("hostile")
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import daemon_util
 import httpx
 import pytest
-from daemon_util import Daemon, running_daemon
+from daemon_util import Daemon, module_daemon
 from reliability_util import LONG, SyncSession, health, proc_counts
 
 import i18n_messages
@@ -30,11 +29,7 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory, engine_env: Any) -> Iterator[Daemon]:
-    with running_daemon(tmp_path_factory.mktemp("net"), token=TOKEN, env=engine_env()) as d:
-        yield d
-    assert d.returncode == 0, d.output()
+daemon = module_daemon("net", token=TOKEN)
 
 
 def auth(token: str = TOKEN) -> dict[str, str]:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from daemon_util import Daemon, mcp_session, running_daemon
+from daemon_util import Daemon, mcp_session, module_daemon, running_daemon
 from test_agent_view_e2e import TWELVE
 from test_server_e2e import call, fail
 
@@ -21,12 +21,8 @@ NEW = "Dana moved to Oranienstraße 45 in Kreuzberg last month."
 NOW = "Where does Dana live now?"
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory, engine_env: Any) -> Iterator[Daemon]:
-    # successor_order on: the ranking test holds the switch's promise (off by default, README).
-    with running_daemon(tmp_path_factory.mktemp("supersede"), env={**engine_env(), "MEMLANE_SUCCESSOR_ORDER": "true"}) as d:
-        yield d
-    assert d.returncode == 0, d.output()
+# successor_order on: the ranking test holds the switch's promise (off by default, README).
+daemon = module_daemon("supersede", env={"MEMLANE_SUCCESSOR_ORDER": "true"})
 
 
 async def settle(s: Any, space: str) -> None:
