@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -72,19 +72,12 @@ def backup(db_path: Path, dest_dir: Path, keep: int = 7) -> BackupResult:
     private.make_dir(dest_dir)
     final = dest_dir / f"{db_path.stem}-{_stamp()}.db"
     partial = final.with_name("." + final.name + ".partial")
-    src = connect(db_path)
     try:
-        dst = connect(partial)
-        try:
-            src.backup(dst)
-            dst.execute("pragma journal_mode = delete")  # one self-contained file, no -wal beside it
-        finally:
-            dst.close()
+        with closing(connect(db_path)) as src:
+            _copy(src, partial, "pragma journal_mode = delete")  # one self-contained file, no -wal beside it
     except Exception:
         partial.unlink(missing_ok=True)
         raise
-    finally:
-        src.close()
     check = quick_check(partial)
     if check != "ok":
         partial.unlink(missing_ok=True)
@@ -93,6 +86,13 @@ def backup(db_path: Path, dest_dir: Path, keep: int = 7) -> BackupResult:
     partial.rename(final)
     removed = rotate(dest_dir, db_path.stem, keep)
     return BackupResult(final, final.stat().st_size, check, removed)
+
+
+def _copy(src: Any, dest: Path, pragma: str) -> None:
+    """Copy the open database `src` into the file `dest` with SQLite's online backup, then run `pragma` there."""
+    with closing(connect(dest)) as dst:
+        src.backup(dst)
+        dst.execute(pragma)
 
 
 def rotate(dest_dir: Path, stem: str, keep: int) -> list[Path]:
@@ -123,27 +123,14 @@ def restore(backup_path: Path, db_path: Path) -> tuple[Path | None, str]:
         safety = None
         if db_path.is_file():
             safety = db_path.with_name(f"{db_path.name}.pre-restore-{_stamp()}")
-            cur = connect(db_path)
-            try:
-                out = connect(safety)
-                try:
-                    cur.backup(out)
-                    out.execute("pragma journal_mode = delete")
-                finally:
-                    out.close()
-            finally:
-                cur.close()
+            with closing(connect(db_path)) as cur:
+                _copy(cur, safety, "pragma journal_mode = delete")
             private.tighten([safety])
         private.make_dir(db_path.parent)
         # The approximate index files describe the database being replaced; a restored file could
         # carry the same vector generation, so they go and are rebuilt from the restored vectors.
         shutil.rmtree(Path(f"{db_path}.ann"), ignore_errors=True)
-        dst = connect(db_path)
-        try:
-            src.backup(dst)
-            dst.execute("pragma wal_checkpoint(truncate)")
-        finally:
-            dst.close()
+        _copy(src, db_path, "pragma wal_checkpoint(truncate)")
     finally:
         src.close()
     private.tighten(private.database_files(db_path))

@@ -309,18 +309,24 @@ def _baseline_graph() -> list[str]:
     ]
 
 
-def _baseline_vectors_and_log(d: int) -> list[str]:
-    """Version 1, part 3: vectors, the embedding queue and the recall log."""
+def _vector_table(table: str, d: int, extra_columns: str = "") -> list[str]:
+    """A table of one `d`-dimensional vector a chunk version, and its (namespace, live) index."""
     return [
-        # One vector per chunk version; HNSW (cosine) for large namespaces, exact scans for small ones.
-        f"""create table chunk_vec (
+        f"""create table {table} (
             seq bigint primary key references chunks(seq),
             namespace {_T} not null,
             live boolean not null,
             lang {_T} not null,
-            embedding vector({d}) not null,
-            written_by text)""",
-        "create index chunk_vec_ns on chunk_vec(namespace, live)",
+            embedding vector({d}) not null{extra_columns})""",
+        f"create index {table}_ns on {table}(namespace, live)",
+    ]
+
+
+def _baseline_vectors_and_log(d: int) -> list[str]:
+    """Version 1, part 3: vectors, the embedding queue and the recall log."""
+    return [
+        # One vector per chunk version; HNSW (cosine) for large namespaces, exact scans for small ones.
+        *_vector_table("chunk_vec", d, ", written_by text"),
         hnsw_index_sql(16, 64),  # version 1 as it shipped; version 3 rebuilds it
         # The queue is shared by every daemon: a claim (claimed_by, claimed_at) is a lease; a daemon that
         # dies leaves its rows to the others once the lease has expired.
@@ -382,13 +388,7 @@ def _context_and_dates(dim: int) -> list[Any]:
             last = rows[-1][0]
 
     return [
-        f"""create table chunk_ctx_vec (
-            seq bigint primary key references chunks(seq),
-            namespace {_T} not null,
-            live boolean not null,
-            lang {_T} not null,
-            embedding vector({d}) not null)""",
-        "create index chunk_ctx_vec_ns on chunk_ctx_vec(namespace, live)",
+        *_vector_table("chunk_ctx_vec", d),
         hnsw_index_sql(32, 128, table="chunk_ctx_vec"),
         f"""create table ctx_queue (
             chunk_seq bigint primary key references chunks(seq),
