@@ -405,6 +405,21 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+def transport_security(host: str) -> TransportSecuritySettings:
+    """The Host and Origin values the SDK accepts on its own endpoints: loopback names (any port), plus
+    the bound host when it is neither loopback nor a wildcard. The Guard in front covers every path."""
+    hosts = [f"{n}:*" for n in ("127.0.0.1", "localhost", "[::1]")]
+    origins = [f"{s}://{n}:*" for s in ("http", "https") for n in ("127.0.0.1", "localhost", "[::1]")]
+    origins += [f"{s}://{n}" for s in ("http", "https") for n in ("127.0.0.1", "localhost", "[::1]")]
+    hosts += ["127.0.0.1", "localhost", "[::1]"]
+    wildcard = host in ("0.0.0.0", "::")
+    if not is_loopback(host) and not wildcard:
+        hosts += [host, f"{host}:*"]
+        origins += [f"{s}://{host}{p}" for s in ("http", "https") for p in ("", ":*")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=not wildcard, allowed_hosts=hosts,
+                                     allowed_origins=origins)
+
+
 def create_app(
     memory: Memory,
     cfg: Config,
@@ -422,18 +437,7 @@ def create_app(
     """
     mcp = MemlaneMCP(memory, lang)
     started = time.monotonic()
-    hosts = [f"{n}:*" for n in ("127.0.0.1", "localhost", "[::1]")]
-    origins = [f"{s}://{n}:*" for s in ("http", "https") for n in ("127.0.0.1", "localhost", "[::1]")]
-    origins += [f"{s}://{n}" for s in ("http", "https") for n in ("127.0.0.1", "localhost", "[::1]")]
-    hosts += ["127.0.0.1", "localhost", "[::1]"]
-    wildcard = cfg.host in ("0.0.0.0", "::")
-    if not is_loopback(cfg.host) and not wildcard:
-        hosts += [cfg.host, f"{cfg.host}:*"]
-        origins += [f"{s}://{cfg.host}{p}" for s in ("http", "https") for p in ("", ":*")]
-    # The SDK checks Host/Origin on its own endpoints too; the Guard below covers every path.
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=not wildcard, allowed_hosts=hosts,
-                                         allowed_origins=origins)
-
+    security = transport_security(cfg.host)
     facts = HealthFacts(memory)
 
     async def health(request: Request) -> JSONResponse:

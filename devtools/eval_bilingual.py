@@ -27,18 +27,7 @@ from typing import Any
 from tqdm import tqdm
 
 from commands._common import argument_parser
-from devtools.evalkit import (
-    LANE_NAMES,
-    TECHNIQUES,
-    add_run_arguments,
-    make_backend,
-    parse_list,
-    parse_settings,
-    percentile,
-    recall_args,
-    table,
-    write_json,
-)
+from devtools import evalkit as ek
 from i18n_messages import t
 from store import bench_support
 
@@ -113,7 +102,7 @@ def _ask(backend: Any, data: dict[str, Any], args: Any, lanes: list[str] | None)
             links = [(id_of.get(old, old), id_of.get(new, new))
                      for old, new in bench_support.supersession_links(db, ns)]
         for q in tqdm(asked(data["queries"], args.unseen), desc="recall", unit="q", file=sys.stderr):
-            kw = recall_args(args, q["query"], ns, lanes)
+            kw = ek.recall_args(args, q["query"], ns, lanes)
             t0 = time.perf_counter()
             res = backend.recall(**kw)
             latencies.append((time.perf_counter() - t0) * 1000)
@@ -127,26 +116,26 @@ def _ask(backend: Any, data: dict[str, Any], args: Any, lanes: list[str] | None)
 def main(argv: list[str] | None = None) -> int:
     ap = argument_parser("memlane eval bilingual", t("cli.help.eval_bilingual"))
     ap.add_argument("path", help=t("cli.help.bilingual_path"))
-    add_run_arguments(ap)
+    ek.add_run_arguments(ap)
     ap.add_argument("--misses", action="store_true", help=t("cli.help.bilingual_misses"))
     ap.add_argument("--unseen", action="store_true", help=t("cli.help.bilingual_unseen"))
     args = ap.parse_args(argv)
 
-    lanes = parse_list(args.lanes, LANE_NAMES, "lane") or None
-    disable = parse_list(args.disable, TECHNIQUES, "technique")
-    enable = parse_list(args.enable, TECHNIQUES, "technique")
+    lanes = ek.parse_list(args.lanes, ek.LANE_NAMES, "lane") or None
+    disable = ek.parse_list(args.disable, ek.TECHNIQUES, "technique")
+    enable = ek.parse_list(args.enable, ek.TECHNIQUES, "technique")
     data = json.loads(Path(args.path).read_text(encoding="utf-8"))
-    settings = parse_settings(args.set)
-    backend = make_backend(args.url or None, args.token or None, disable, args.db or None, enable, settings)
+    settings = ek.parse_settings(args.set)
+    backend = ek.make_backend(args.url or None, args.token or None, disable, args.db or None, enable, settings)
     results, latencies, links = _ask(backend, data, args, lanes)
     held = sum(bool(q.get("unseen")) for q in data["queries"])
     cols = ["n", "top1", "top3", "top10", "mrr", "avoid_above"]
     metrics = grouped(results)
     rows = [[name] + [int(m["n"]) if c == "n" else m.get(c, float("nan")) for c in cols] for name, m in metrics.items()]
     part = "asked" if args.unseen else f"{held} held out"
-    print(f"\nbilingual recall: {args.path}  unseen={part}  lanes={','.join(lanes or LANE_NAMES)}  "
+    print(f"\nbilingual recall: {args.path}  unseen={part}  lanes={','.join(lanes or ek.LANE_NAMES)}  "
           f"disabled={','.join(disable) or '-'}  enabled={','.join(enable) or '-'}  backend={'daemon ' + args.url if args.url else 'in-process'}")
-    print(table(["group"] + cols, rows))
+    print(ek.table(["group"] + cols, rows))
     now = metrics.get("kind temporal_now", {})
     print(f"\nsuperseded version above the current one ('now' questions): {now.get('avoid_above', float('nan')):.1%}")
     truth = {(m["supersedes"], m["id"]) for m in data["memories"] if m.get("supersedes")}
@@ -159,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         sup = {"links": len(links), "true": tp, "false": len(fp), "missed": len(truth) - tp, "truth": len(truth)}
         print(f"supersession links made: {len(links)}; true {tp}/{len(truth)}, false positives {len(fp)}"
               + (f" {fp}" if fp else ""))
-    p50, p95 = percentile(latencies, 0.5), percentile(latencies, 0.95)
+    p50, p95 = ek.percentile(latencies, 0.5), ek.percentile(latencies, 0.95)
     print(f"recall latency: p50 {p50:.1f} ms, p95 {p95:.1f} ms over {len(latencies)} queries")
     if args.misses:
         for q in results:
@@ -168,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {q['id']} [{q['kind']}/{q['lang']}] rank={r} want={q['expect']} avoid={q.get('avoid')} "
                       f"got={q['got'][:5]}  {q['query']}")
     if args.json:
-        payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable, "enabled": enable,
+        payload = {"path": args.path, "lanes": lanes or list(ek.LANE_NAMES), "disabled": disable, "enabled": enable,
                    "unseen": bool(args.unseen), "metrics": metrics,
                    "supersession": sup, "latency_ms": {"p50": p50, "p95": p95}}
-        write_json(args.json, payload)
+        ek.write_json(args.json, payload)
     return 0

@@ -16,6 +16,7 @@ if str(ROOT) not in sys.path:
 
 
 def run(*words: str) -> int:
+    # Deferred: a script's --help and its sys.path set-up above come before the daemon's modules load.
     import cli
 
     return cli.main([*words, *sys.argv[1:]])
