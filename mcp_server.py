@@ -33,7 +33,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import uvicorn
-from filelock import FileLock, Timeout
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import TransportSecuritySettings
@@ -58,6 +57,7 @@ from server import (
 from server.connections import uvicorn_options
 from server.heaptrim import HeapTrimmer
 from server.logbound import BoundedLog, ClippedFormatter
+from store import daemon_lock
 
 log = logging.getLogger("memlane.server")
 
@@ -514,22 +514,6 @@ def resolve_token(cfg: Config) -> str | None:
     return token
 
 
-@contextlib.contextmanager
-def db_lock(db_path: Path) -> Iterator[FileLock]:
-    """An exclusive lock beside the database, so a second daemon on the same file refuses to start."""
-    lock_path = db_path.with_name(db_path.name + ".lock")
-    private.make_dir(lock_path.parent)
-    lock = FileLock(str(lock_path))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        raise Unavailable("server.locked", db=str(db_path), lock=str(lock_path)) from None
-    try:
-        yield lock
-    finally:
-        lock.release()
-
-
 def bind_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP; with proto 0 every
@@ -612,10 +596,7 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
     db_label = cfg.db_label()  # the file, or the URL with its password as ***
     transports = ("sse", "http") if cfg.transport == "both" else (cfg.transport,)
     # One daemon per SQLite file; on PostgreSQL any number of daemons share the database.
-    lock = db_lock(db_path) if cfg.engine == "sqlite" else contextlib.nullcontext()
-    with lock:
-        if cfg.engine == "sqlite":
-            private.tighten(private.database_files(db_path))  # files made before the umask rule, or copied in
+    with daemon_lock(cfg):
         sock = bind_socket(cfg.host, cfg.port)
         try:
             print(t("server.starting", lang, version=__version__, db=db_label), file=sys.stderr, flush=True)

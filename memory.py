@@ -36,7 +36,7 @@ from lang import facts as facts_mod
 from lang import near_duplicates as nd
 from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
-from store import locate, open_store, portable
+from store import local_dir, locate, open_store, portable
 from store.protocol import NewChunk, Store, chunk_filter
 from store.sqlite.db import SCHEMA_VERSION, connect, migrate
 from store.util import content_hash, escape_like, fts_quote, new_id, predicate_key
@@ -79,8 +79,7 @@ class Memory:
         self.config = config or load_config()
         self.engine, self.target, self.path = locate(db_path, self.config)
         # Models (fastembed's tokenizer config) are cached beside the SQLite file, or the default one.
-        models = (self.config.resolved_db_path() if self.engine == "postgres" else Path(self.path)).parent
-        models.mkdir(parents=True, exist_ok=True)
+        models = local_dir(self.engine, self.path, self.config)
         self._cohort_dir = models / "models"  # the relevance cohort's cache file, beside the models
         self.embedder = embedder or make_embedder(
             self.config.embedder, self.config.model, self.config.model_path, self.config.dim,
