@@ -7,15 +7,15 @@ methods mirror the MCP tools one to one (see docs/CONTRACT.md).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,21 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
         return None
     idx = min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
     return round(float(sorted_values[idx]), 3)
+
+
+def _marks_recall(method: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """Note when a recall starts and ends (Memory._query_at): extra embedding workers take no batch within
+    QUIET_S of either, so a recall never shares the cores with them."""
+
+    @functools.wraps(method)
+    def marked(self: Memory, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        self._query_at = time.monotonic()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._query_at = time.monotonic()
+
+    return marked
 
 
 class Memory:
@@ -431,6 +446,7 @@ class Memory:
 
     # ------------------------------------------------------------ recall
 
+    @_marks_recall
     def recall(
         self,
         query: Any,
@@ -453,22 +469,6 @@ class Memory:
         reads (hydrate.py). The MCP tool defaults to "brief".
         """
         started = time.perf_counter()
-        with self._querying():
-            return self._recall(started, query, namespace, top_k, lanes, as_of, include_history, source, tags, since,
-                                until, detail, min_relevance)
-
-    @contextmanager
-    def _querying(self) -> Iterator[None]:
-        """Mark a recall's start and end: extra embedding workers take no batch within QUIET_S of either."""
-        self._query_at = time.monotonic()
-        try:
-            yield
-        finally:
-            self._query_at = time.monotonic()
-
-    def _recall(self, started: float, query: Any, namespace: Any, top_k: Any, lanes: Any, as_of: Any,
-                include_history: Any, source: Any, tags: Any, since: Any, until: Any, detail: Any,
-                min_relevance: Any) -> dict[str, Any]:
         cfg = self.config
         ns = v.namespace_arg(namespace)
         text = RECALL.check("query", query, cfg)
