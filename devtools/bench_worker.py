@@ -114,9 +114,20 @@ def run(n: int, session: int, code_root: Path, disable: list[str], workers: list
     t0 = time.perf_counter()
     embedder.embed_passages(sample)
     raw = len(sample) / (time.perf_counter() - t0)
-    del embedder
     out = [f"code={code_root.resolve()} disabled={','.join(disable) or '-'}: raw embedder {raw:.1f}/s "
            f"({len(sample)} texts, one model)"]
+    if hasattr(embedder, "twin"):  # what two cores give right now: two models, each on half the texts
+        models = [embedder, embedder.twin()]
+        models[1].embed_passages(texts[:8])
+        halves = [threading.Thread(target=m.embed_passages, args=(sample[i::2],)) for i, m in enumerate(models)]
+        t0 = time.perf_counter()
+        for h in halves:
+            h.start()
+        for h in halves:
+            h.join()
+        out[0] += f"; two models in two threads {len(sample) / (time.perf_counter() - t0):.1f}/s"
+        del models
+    del embedder
     print(out[0], file=sys.stderr, flush=True)
     for w in workers:
         line = _variant(memory, config, texts[:n], texts[n:], w, session, disable, queries, gap)
