@@ -75,7 +75,8 @@ def test_two_workers_embed_every_row_once(tmp_path: Path, e5: Any) -> None:
         ctx = [t for t in embedded if "\n" in t]  # a window joins its turns by newlines
         assert sorted(own) == sorted(texts)  # every memory's text embedded exactly once
         assert len(ctx) == len(set(ctx)) == windows  # every window once
-        assert twins and any(name == "twin" for name, _, _ in log)  # the second worker did take batches
+        by_twin = [t for name, _, t in log if name == "twin"]
+        assert twins and any("\n" not in t for t in by_twin) and any("\n" in t for t in by_twin)  # it took both kinds
         db = m.store.reader()
         assert db.execute("select count(*), count(distinct seq) from chunk_vec_f32").fetchone() == (160, 160)
         assert db.execute("select count(*) from chunk_ctx_vec").fetchone()[0] == windows
