@@ -50,6 +50,11 @@ def _wait(label: str, pending: Any, deadline: float) -> float:
     return time.perf_counter()
 
 
+def _rss_mib() -> float:
+    with open("/proc/self/status", encoding="ascii") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:")) / 1024
+
+
 def _recall_ms(mem: Any, query: str) -> float:
     mem.clear_query_cache()  # cold: each recall embeds its question
     t0 = time.perf_counter()
@@ -117,15 +122,18 @@ def run(n: int, session: int, code_root: Path, disable: list[str], workers: list
     out = [f"code={code_root.resolve()} disabled={','.join(disable) or '-'}: raw embedder {raw:.1f}/s "
            f"({len(sample)} texts, one model)"]
     if hasattr(embedder, "twin"):  # what two cores give right now: two models, each on half the texts
+        before = _rss_mib()
         models = [embedder, embedder.twin()]
-        models[1].embed_passages(texts[:8])
+        models[1].embed_passages(sample)  # warm, and touch what an embedding touches
+        grew = _rss_mib() - before
         halves = [threading.Thread(target=m.embed_passages, args=(sample[i::2],)) for i, m in enumerate(models)]
         t0 = time.perf_counter()
         for h in halves:
             h.start()
         for h in halves:
             h.join()
-        out[0] += f"; two models in two threads {len(sample) / (time.perf_counter() - t0):.1f}/s"
+        out[0] += (f"; two models in two threads {len(sample) / (time.perf_counter() - t0):.1f}/s; the second "
+                   f"model's RSS {grew:.0f} MiB")
         del models
     del embedder
     print(out[0], file=sys.stderr, flush=True)
