@@ -57,7 +57,7 @@ WARM_UP_QUERIES = ("what did we decide about the project last week?", "我们上
 SUPERSEDES_MAX = 20  # predecessors memory_history lists
 WAIT_EMBEDDED_S = 60.0  # memory_remember with wait_embedded waits at most this long for its vector
 # An extra embedding worker takes a batch only when no recall came in for QUIET_S seconds, loads its model
-# only when at least SPARE_BACKLOG texts are queued, and drops it (about 21 MB) after SPARE_IDLE_S without work.
+# only when at least SPARE_BACKLOG texts are queued, and drops it (about 40 MB RSS) after SPARE_IDLE_S without work.
 QUIET_S = 2.0
 SPARE_BACKLOG = 32
 SPARE_IDLE_S = 30.0
