@@ -53,6 +53,9 @@ class Config:
     model_path: Path | None = None  # a local ONNX folder for fastembed
     dim: int = 0  # 0: ask the model
     embed_batch: int = 16
+    # Embedding workers: the extra ones run a model instance each and take batches only while no recall
+    # has arrived for a moment (memory.py; issue 30). 1: one worker, as before.
+    embed_workers: int = 2
     query_cache_size: int = 1024
     sqlite_cache_mib: int = 2  # SQLite page cache of each connection (the writer and one per reader thread)
     # The HNSW search beam of large namespaces: usearch's expansion_search on SQLite, pgvector's
@@ -165,6 +168,7 @@ _RANGES = {
     "port": (0, 65535),
     "dim": (0, 8192),
     "embed_batch": (1, 512),
+    "embed_workers": (1, 4),
     "query_cache_size": (0, 1_000_000),
     "sqlite_cache_mib": (1, 4096),
     "ann_ef_search": (16, 10_000),

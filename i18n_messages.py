@@ -1608,12 +1608,22 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "在此目录构建存储，或复用此处已有的存储",
     },
     "cli.help.bench_worker": {
-        "en": "Embedding-worker throughput: own vectors per second, then the time to finish the context windows.",
-        "zh": "嵌入工作线程吞吐量：每秒完成的自身向量数，以及完成上下文窗口所需的时间。",
+        "en": "Embedding-worker throughput: own vectors per second, the time to finish the context windows, "
+              "and recall p50 idle and while a bulk import drains; per count of embedding workers.",
+        "zh": "嵌入工作线程吞吐量：每秒完成的自身向量数、完成上下文窗口所需的时间，以及空闲时和批量导入处理期间的"
+              "召回 p50；按嵌入工作线程数分别测量。",
     },
     "cli.help.worker_n": {
         "en": "conversation turns to write (default 300)",
         "zh": "要写入的对话轮数（默认 300）",
+    },
+    "cli.help.worker_workers": {
+        "en": "embed_workers values to measure, comma-separated, one after the other (default 1,2)",
+        "zh": "要测量的 embed_workers 取值，逗号分隔，依次测量（默认 1,2）",
+    },
+    "cli.help.worker_queries": {
+        "en": "cold recalls timed on the idle store (default 20)",
+        "zh": "在空闲存储上计时的冷召回次数（默认 20）",
     },
     "cli.help.worker_session": {
         "en": "turns per session, i.e. per thread (default 20)",

@@ -7,13 +7,14 @@ methods mirror the MCP tools one to one (see docs/CONTRACT.md).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -55,6 +56,11 @@ UPDATE, GRAPH, PURGE = BY_NAME["memory_update"], BY_NAME["memory_graph_query"], 
 WARM_UP_QUERIES = ("what did we decide about the project last week?", "我们上周对项目做了什么决定？")
 SUPERSEDES_MAX = 20  # predecessors memory_history lists
 WAIT_EMBEDDED_S = 60.0  # memory_remember with wait_embedded waits at most this long for its vector
+# An extra embedding worker takes a batch only when no recall came in for QUIET_S seconds, loads its model
+# only when at least SPARE_BACKLOG texts are queued, and drops it (about 40 MB RSS) after SPARE_IDLE_S without work.
+QUIET_S = 2.0
+SPARE_BACKLOG = 32
+SPARE_IDLE_S = 30.0
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -62,6 +68,21 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
         return None
     idx = min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
     return round(float(sorted_values[idx]), 3)
+
+
+def _marks_recall(method: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """Note when a recall starts and ends (Memory._query_at): extra embedding workers take no batch within
+    QUIET_S of either, so a recall never shares the cores with them."""
+
+    @functools.wraps(method)
+    def marked(self: Memory, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        self._query_at = time.monotonic()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._query_at = time.monotonic()
+
+    return marked
 
 
 class Memory:
@@ -99,6 +120,9 @@ class Memory:
         self._queue_cv = threading.Condition()
         self._stop = threading.Event()
         self._worker: threading.Thread | None = None
+        self._spares: list[threading.Thread] = []
+        self._claims = embed_work.Claims()  # the rows each embedding worker holds
+        self._query_at = float("-inf")  # monotonic time a recall last started or ended (a plain store: cheap)
         self._closed = False
         if start_worker:
             self.start_worker()
@@ -119,19 +143,27 @@ class Memory:
                 self.store.set_meta(tx, {"embedder_model": model, "embedder_dim": str(dim)})
 
     def start_worker(self) -> None:
+        """Start the embedding worker and, with embed_workers above 1 and an embedder that has a `twin`, the
+        extra workers (`_spare_loop`)."""
         if self._worker is None:
             self._stop.clear()
             self._worker = threading.Thread(target=self._embed_loop, name="memlane-embed", daemon=True)
             self._worker.start()
+            if hasattr(self.embedder, "twin"):
+                self._spares = [threading.Thread(target=self._spare_loop, name=f"memlane-embed-{i + 2}", daemon=True)
+                                for i in range(self.config.embed_workers - 1)]
+                for spare in self._spares:
+                    spare.start()
 
     def stop_worker(self, timeout: float = 10.0) -> None:
-        """Stop the embedding worker after its current batch; pending items stay queued on disk."""
+        """Stop the embedding workers after their current batch; pending items stay queued on disk."""
         self._stop.set()
         with self._queue_cv:
             self._queue_cv.notify_all()
-        if self._worker is not None:
-            self._worker.join(timeout)
-            self._worker = None
+        for thread in [self._worker, *self._spares]:
+            if thread is not None:
+                thread.join(timeout)
+        self._worker, self._spares = None, []
 
     def close(self) -> None:
         """Stop the worker, checkpoint the WAL and close every connection."""
@@ -361,20 +393,59 @@ class Memory:
                     self._queue_cv.notify_all()
                     self._queue_cv.wait(1.0)
 
-    def _embed_batch(self) -> int:
-        """One batch of own vectors or, when none is queued, of context windows.
+    def _quiet(self) -> bool:
+        """True when no recall has started or ended for QUIET_S seconds: an extra worker may take a batch."""
+        return time.monotonic() - self._query_at >= QUIET_S
+
+    def _spare_loop(self) -> None:
+        """An extra embedding worker: while no recall is arriving, it takes batches beside the first worker on
+        a model instance of its own, loaded when a backlog appears and dropped when it has been idle a while.
+        A recall arriving stops it taking batches, and hands the rest of its batch to the shared model."""
+        spare: embed_work.Spare | None = None
+        idle_since = time.monotonic()
+        while not self._stop.is_set():
+            wait = QUIET_S - (time.monotonic() - self._query_at)
+            if wait > 0:  # a recall came in: leave the cores to it
+                with self._queue_cv:
+                    self._queue_cv.wait(min(wait, 1.0))
+                continue
+            n = 0
+            try:
+                if spare is None and self._pending(True) - self._claims.held() >= SPARE_BACKLOG:
+                    spare = embed_work.Spare(self.embedder.twin(), self.embedder, self._quiet)  # type: ignore[attr-defined]
+                if spare is not None:
+                    n = self._embed_batch(spare)
+            except Exception:  # as in _embed_loop: the rows stay queued, the first worker goes on
+                log.exception("extra embedding worker error")
+                n = -1
+            if n > 0:
+                idle_since = time.monotonic()
+                continue
+            if n < 0:
+                self._stop.wait(5.0)  # the first worker backs off and retries these rows meanwhile
+                continue
+            if spare is not None and time.monotonic() - idle_since >= SPARE_IDLE_S:
+                spare = None  # an idle daemon does not keep the second model's memory
+            with self._queue_cv:
+                self._queue_cv.wait(1.0)
+
+    def _embed_batch(self, embedder: Embedder | None = None) -> int:
+        """One batch of own vectors or, when none is free to take, of context windows, on `embedder` (by
+        default the shared one).
 
         Returns the count embedded, 0 when both queues are empty, -1 when the embedder failed.
         """
-        n = embed_work.own_vectors(self.store, self.embedder, self.config)
+        model = embedder or self.embedder
+        n = embed_work.own_vectors(self.store, model, self.config, self._claims)
         if n == 0 and self.config.context_vectors:
-            n = embed_work.context_vectors(self.store, self.embedder)
+            n = embed_work.context_vectors(self.store, model, self._claims)
         if n > 0:
             self._wake_worker()
         return n
 
     # ------------------------------------------------------------ recall
 
+    @_marks_recall
     def recall(
         self,
         query: Any,

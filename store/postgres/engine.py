@@ -18,7 +18,7 @@ import os
 import secrets
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -339,23 +339,24 @@ class PgStore(SharedSql, Browse):
 
     # ------------------------------------------------------------ the shared embedding queue
 
-    def _claim(self, db: Any, queue: str, limit: int, cols: str) -> list[tuple[Any, ...]]:
+    def _claim(self, db: Any, queue: str, limit: int, cols: str, skip: Collection[int]) -> list[tuple[Any, ...]]:
         """Claim up to `limit` rows of a shared queue (embed_queue or ctx_queue) for this daemon: rows
-        nobody holds, or whose lease expired. Returns (seq, *cols of q and chunks c), fewest failures first."""
+        nobody holds, or whose lease expired, and not in `skip` (another of this daemon's workers holds
+        them, maybe past the lease). Returns (seq, *cols of q and chunks c), fewest failures first."""
         rows = db.execute(
             f"with picked as (select chunk_seq from {queue} "
-            "where claimed_at is null or claimed_at < now() - make_interval(secs => ?) "
-            "order by attempts, chunk_seq limit ? for update skip locked) "
+            "where (claimed_at is null or claimed_at < now() - make_interval(secs => ?)) "
+            "and chunk_seq <> all(?::bigint[]) order by attempts, chunk_seq limit ? for update skip locked) "
             f"update {queue} q set claimed_by = ?, claimed_at = now() from picked, chunks c "
             f"where q.chunk_seq = picked.chunk_seq and c.seq = q.chunk_seq returning q.attempts, q.chunk_seq, {cols}",
-            (self.lease_s, limit, self.instance)).fetchall()
+            (self.lease_s, sorted(skip), limit, self.instance)).fetchall()
         rows.sort(key=lambda r: (r[0], r[1]))
         return [r[1:] for r in rows]
 
-    def queued(self, limit: int) -> list[QueuedChunk]:
+    def queued(self, limit: int, skip: Collection[int] = ()) -> list[QueuedChunk]:
         """Claim up to `limit` queued chunks for this daemon (`_claim`)."""
         with self.atomic() as db:
-            rows = self._claim(db, "embed_queue", limit, "c.namespace, c.content, c.lang")
+            rows = self._claim(db, "embed_queue", limit, "c.namespace, c.content, c.lang", skip)
         return [QueuedChunk(int(r[0]), r[1], r[2], r[3]) for r in rows]
 
     def embed_failed(self, seqs: Sequence[int], error: str) -> None:
@@ -381,12 +382,12 @@ class PgStore(SharedSql, Browse):
 
     # ------------------------------------------------------------ context vectors and dates
 
-    def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
+    def context_queued(self, limit: int, skip: Collection[int] = ()) -> list[tuple[int, int, list[str]]]:
         """Claim up to `limit` queued windows as `queued` claims chunks: (seq, gen, texts in thread order),
         fewest failures first. A window re-queued meanwhile loses the claim (store/postgres/derived.py)."""
         with self.atomic() as db:
             return [(int(seq), int(gen), pg_derived.window_texts(db, seq))
-                    for seq, gen in self._claim(db, "ctx_queue", limit, "q.gen")]
+                    for seq, gen in self._claim(db, "ctx_queue", limit, "q.gen", skip)]
 
     def index_building(self, namespace: str | None = None) -> int:
         """None deferred: PostgreSQL keeps its HNSW indexes up to date in each write."""

@@ -11,8 +11,9 @@ and they drifted (an import without bigrams, a rename that left the bit index be
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from contract.errors import Unavailable
@@ -225,11 +226,13 @@ def drop_context(db: Any, seq: int) -> None:
     ann.note(db, "drop", seq + ann.CTX_KEY)
 
 
-def context_windows(db: Any, limit: int) -> list[tuple[int, int, list[str]]]:
-    """Up to `limit` queued windows, fewest failures first: (seq, gen, texts in thread order). `texts` is
-    empty when the memory gets no context vector (closed, in no asserted thread, or alone in it)."""
+def context_windows(db: Any, limit: int, skip: Collection[int] = ()) -> list[tuple[int, int, list[str]]]:
+    """Up to `limit` queued windows not in `skip` (another worker's), fewest failures first: (seq, gen, texts
+    in thread order). `texts` is empty when the memory gets no context vector (closed, in no asserted thread,
+    or alone in it)."""
     return [(seq, gen, window_texts(db, seq)) for seq, gen in db.execute(
-        "select chunk_seq, gen from ctx_queue order by attempts, chunk_seq limit ?", (limit,)).fetchall()]
+        "select chunk_seq, gen from ctx_queue where chunk_seq not in (select value from json_each(?)) "
+        "order by attempts, chunk_seq limit ?", (json.dumps(sorted(skip)), limit)).fetchall()]
 
 
 def window_texts(db: Any, seq: int) -> list[str]:

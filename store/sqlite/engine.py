@@ -7,11 +7,12 @@ runs it; derived rows go through store/sqlite/derived.py only.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -466,11 +467,11 @@ class SqliteStore(SharedSql, Browse):
 
     # ------------------------------------------------------------ the embedding queue and vectors
 
-    def queued(self, limit: int) -> list[QueuedChunk]:
+    def queued(self, limit: int, skip: Collection[int] = ()) -> list[QueuedChunk]:
         return [QueuedChunk(*r) for r in self.reader().execute(
-            "select q.chunk_seq, c.namespace, c.content, c.lang "
-            "from embed_queue q join chunks c on c.seq = q.chunk_seq order by q.attempts, q.chunk_seq limit ?",
-            (limit,))]
+            "select q.chunk_seq, c.namespace, c.content, c.lang from embed_queue q join chunks c on c.seq = q.chunk_seq "
+            "where q.chunk_seq not in (select value from json_each(?)) order by q.attempts, q.chunk_seq limit ?",
+            (json.dumps(sorted(skip)), limit))]
 
     def embed_failed(self, seqs: Sequence[int], error: str) -> None:
         with self.atomic() as db:
@@ -491,8 +492,8 @@ class SqliteStore(SharedSql, Browse):
             written.append(item.seq)
         return written
 
-    def context_queued(self, limit: int) -> list[tuple[int, int, list[str]]]:
-        return derived.context_windows(self.reader(), limit)
+    def context_queued(self, limit: int, skip: Collection[int] = ()) -> list[tuple[int, int, list[str]]]:
+        return derived.context_windows(self.reader(), limit, skip)
 
     def index_building(self, namespace: str | None = None) -> int:
         return self.ann.building(namespace)
