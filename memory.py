@@ -429,7 +429,7 @@ class Memory:
             with self._queue_cv:
                 self._queue_cv.wait(1.0)
 
-    def _embed_batch(self, embedder: Embedder | None = None) -> int:
+    def _embed_batch(self, embedder: Embedder | embed_work.Spare | None = None) -> int:
         """One batch of own vectors or, when none is free to take, of context windows, on `embedder` (by
         default the shared one).
 

@@ -241,7 +241,7 @@ def _write_cohort(path: Path, cohort: Cohort) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's stub reads **kwds as allow_pickle
         os.replace(tmp, path)
     except OSError as exc:
         log.warning("relevance cohort not cached in %s (%s): the next start embeds it again", path, exc)

@@ -122,6 +122,14 @@ class SharedSql:
     def db_bytes(self) -> int:
         raise NotImplementedError
 
+    def pending_context(self, namespace: str | None = None) -> int:
+        """Context windows still to embed (each engine counts its own queue)."""
+        raise NotImplementedError
+
+    def index_building(self, namespace: str | None = None) -> int:
+        """Approximate-index builds and compactions running now (each engine says)."""
+        raise NotImplementedError
+
     def _move_vectors(self, db: Any, src: str, dst: str) -> int:
         raise NotImplementedError
 
