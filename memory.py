@@ -369,7 +369,8 @@ class Memory:
         """
         n = embed_work.own_vectors(self.store, self.embedder, self.config)
         if n == 0 and self.config.context_vectors:
-            n = embed_work.context_vectors(self.store, self.embedder)
+            n = (embed_work.context_means(self.store) if self.config.context_mode == "mean"
+                 else embed_work.context_vectors(self.store, self.embedder))
         if n > 0:
             self._wake_worker()
         return n

