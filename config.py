@@ -100,7 +100,8 @@ class Config:
     # better at k = 1, 5 and 10 on LoCoMo dev, bilingual dev unchanged (docs/QUALITY.md).
     context_fusion: str = "vector"
     # How a context vector is made: "text" embeds the memory's text with its neighbours' (a model call per
-    # window); "mean" is the weighted mean of their own vectors, no model call (issue 27; docs/QUALITY.md).
+    # window); "mean" is the mean of their own vectors, no model call. "mean" drains at once but lost LoCoMo dev
+    # pool any@10 0.795 -> 0.770 (issue 27; docs/QUALITY.md).
     context_mode: str = "text"
     # A hit that asks what the query asks (its question holds the query's words, its statements fewer)
     # hands its place to the memory after it in its thread: the reply. Client- or session-asserted

@@ -229,8 +229,8 @@ def test_context_queue_waits_for_own_vectors_and_resumes_after_restart(db_target
 
 
 def _mean(*parts: tuple[int, np.ndarray]) -> np.ndarray:
-    """The context vector of context_mode "mean", computed here from its definition: weights 1/2 ** distance."""
-    total = sum(0.5 ** dist * vec for dist, vec in parts)
+    """The context vector of context_mode "mean", computed here from its definition (MEAN_DECAY 1.0: equal weights)."""
+    total = sum(vec for _, vec in parts)
     return total / np.linalg.norm(total)
 
 
@@ -252,7 +252,7 @@ def test_mean_context_vectors_need_no_model_call(db_target: Any, cfg: Any, e5: A
         assert np.allclose(ctx[ids[0]], _mean((0, a), (1, b)), atol=1e-5)
         assert np.allclose(ctx[ids[1]], _mean((1, a), (0, b), (1, c)), atol=1e-5)
         assert np.allclose(ctx[ids[2]], _mean((1, b), (0, c)), atol=1e-5)
-        assert not np.allclose(ctx[ids[1]], _mean((0, a), (0, b), (0, c)), atol=1e-3)  # the weights matter
+        assert not np.allclose(ctx[ids[1]], b, atol=1e-3)  # the neighbours count
         # A new turn: its neighbour's window waits for the new own vector, then is remade with it.
         d_id = m.remember(TURNS[3], thread="c5")["chunk_id"]
         assert m.pending_context() == 2  # the new turn's window and its neighbour's
