@@ -102,6 +102,10 @@ class Config:
     # lane merges its sub-lists) or "lane" (a list of its own in the RRF over lanes). "vector" measured
     # better at k = 1, 5 and 10 on LoCoMo dev, bilingual dev unchanged (docs/QUALITY.md).
     context_fusion: str = "vector"
+    # How a context vector is made: "text" embeds the memory's text with its neighbours' (a model call per
+    # window); "mean" is the mean of their own vectors, no model call. "mean" drains at once but lost LoCoMo dev
+    # pool any@10 0.795 -> 0.770 (issue 27; docs/QUALITY.md).
+    context_mode: str = "text"
     # A hit that asks what the query asks (its question holds the query's words, its statements fewer)
     # hands its place to the memory after it in its thread: the reply. Client- or session-asserted
     # threads only. LoCoMo dev any@1 0.387 -> 0.433, bilingual dev unchanged (docs/QUALITY.md).
@@ -163,6 +167,7 @@ _CHOICES = {
     "lang": ("", "en", "zh"),
     "extractor": ("rules", "openai"),
     "context_fusion": ("lane", "vector"),
+    "context_mode": ("text", "mean"),
 }
 _RANGES = {
     "port": (0, 65535),

@@ -605,6 +605,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "zh": "LLM 事实抽取失败（{detail}），已改用规则抽取。请检查 extractor_url、extractor_model 和密钥环境变量，"
               "或设置 extractor = \"rules\"",
     },
+    "quality.eval_drain": {
+        "en": "after the import: own vectors done in {own} s, then context windows in {context} s",
+        "zh": "导入之后：自身向量 {own} 秒完成，随后上下文窗口 {context} 秒完成",
+    },
     "quality.eval_no_drain": {
         "en": "the embedding queue did not drain within {seconds} s; check the embedder and try again",
         "zh": "嵌入队列在 {seconds} 秒内未清空，请检查嵌入模型后重试",

@@ -438,7 +438,11 @@ class Memory:
         model = embedder or self.embedder
         n = embed_work.own_vectors(self.store, model, self.config, self._claims)
         if n == 0 and self.config.context_vectors:
-            n = embed_work.context_vectors(self.store, model, self._claims)
+            if self.config.context_mode == "mean":
+                # No model call: the first worker alone makes them (a spare would only race it for the same rows).
+                n = embed_work.context_means(self.store) if embedder is None else 0
+            else:
+                n = embed_work.context_vectors(self.store, model, self._claims)
         if n > 0:
             self._wake_worker()
         return n

@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import json
 import math
+import sys
 import tempfile
 import threading
 import time
@@ -88,8 +89,15 @@ class InProcess:
         return self.mem.recall(**kw)
 
     def flush(self) -> None:
+        """Wait for the own vectors, then the context windows; print how long each took after the import."""
+        t0 = time.perf_counter()
+        if not self.mem.flush(timeout=3600, context=False):
+            raise SystemExit(t("quality.eval_no_drain", seconds=3600))
+        t1 = time.perf_counter()
         if not self.mem.flush(timeout=3600):
             raise SystemExit(t("quality.eval_no_drain", seconds=3600))
+        print(t("quality.eval_drain", own=f"{t1 - t0:.1f}", context=f"{time.perf_counter() - t1:.1f}"),
+              file=sys.stderr)
 
     def db(self) -> Any:
         return self.mem.store.reader()

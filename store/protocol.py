@@ -399,6 +399,11 @@ class Store(Protocol):
         context vector."""
         ...
 
+    def context_queued_vectors(self, limit: int) -> list[tuple[int, int, list[tuple[int, np.ndarray | None]]]]:
+        """Queued windows as context_queued gives them, with each member's (thread distance, own vector or
+        None while not written) in place of its text (context_mode "mean": no model call)."""
+        ...
+
     def pending_context(self, namespace: str | None = None) -> int: ...
 
     def index_building(self, namespace: str | None = None) -> int:

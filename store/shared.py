@@ -21,7 +21,7 @@ import numpy as np
 
 from contract.errors import Conflict, NotFound
 from store.protocol import Filter, NewChunk, ThreadView
-from store.sqlite.derived import CONTEXT_THREADS
+from store.sqlite.derived import CONTEXT_THREADS, window_vectors
 from store.util import content_hash, escape_like, new_id, predicate_key
 
 LIVE_COUNT_EXACT_BELOW = 20_000  # larger namespaces reuse a live-chunk count for up to 30 s
@@ -327,6 +327,10 @@ class SharedSql:
         norms = np.linalg.norm(mat, axis=1)
         sims = (q @ mat.T) / np.where(norms == 0.0, 1.0, norms)
         return {int(r[0]): (sims[:, i], r[2]) for i, r in enumerate(rows)}
+
+    def _window_vectors(self, db: Any, seq: int) -> list[tuple[int, np.ndarray | None]]:
+        """context_queued_vectors' members of one window: (thread distance, own vector or None)."""
+        return [(d, None if v is None else _as_array(v)) for d, v in window_vectors(db, seq, self.VECTORS)]
 
     def entity_names(self, seqs: Sequence[int]) -> dict[int, list[str]]:
         ents: dict[int, list[str]] = defaultdict(list)

@@ -47,6 +47,7 @@ def test_explicit_config_path(tmp_path):
     ({"MEMLANE_FACTS": "perhaps"}, "MEMLANE_FACTS"),
     ({"MEMLANE_PG_EF_SEARCH": "1001"}, "MEMLANE_PG_EF_SEARCH"),  # above pgvector's own bound
     ({"MEMLANE_ANN_EF_SEARCH": "0"}, "MEMLANE_ANN_EF_SEARCH"),
+    ({"MEMLANE_CONTEXT_MODE": "median"}, "MEMLANE_CONTEXT_MODE"),
 ])
 def test_bad_env_names_the_key(tmp_path, env, key):
     with pytest.raises(ConfigError) as info:
@@ -84,3 +85,15 @@ def test_config_is_frozen(tmp_path):
     cfg = load_config({"HOME": str(tmp_path)})
     with pytest.raises(AttributeError):
         cfg.port = 1  # type: ignore[misc]
+
+
+def test_context_mode_is_text_by_default_and_mean_on_request(tmp_path):
+    assert load_config({"HOME": str(tmp_path)}).context_mode == "text"
+    assert load_config({"HOME": str(tmp_path), "MEMLANE_CONTEXT_MODE": "mean"}).context_mode == "mean"
+    home = tmp_path / ".memlane"
+    home.mkdir()
+    (home / "config.toml").write_text('context_mode = "average"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config({"HOME": str(tmp_path)})
+    assert "context_mode" in info.value.message("en") and "context_mode" in info.value.message("zh")
+    assert "mean" in info.value.message("en")  # the choices are named

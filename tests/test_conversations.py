@@ -228,6 +228,55 @@ def test_context_queue_waits_for_own_vectors_and_resumes_after_restart(db_target
         assert all(after[k].tobytes() == own[k].tobytes() for k in ids)  # no own vector embedded twice
 
 
+def _mean(*parts: tuple[int, np.ndarray]) -> np.ndarray:
+    """The context vector of context_mode "mean", computed here from its definition (MEAN_DECAY 1.0: equal weights)."""
+    total = sum(vec for _, vec in parts)
+    return total / np.linalg.norm(total)
+
+
+@neutral
+def test_mean_context_vectors_need_no_model_call(db_target: Any, cfg: Any, e5: Any) -> None:
+    counting = _Counting(e5)
+    mean_cfg = dataclasses.replace(cfg, context_mode="mean")
+    with Memory(db_target, config=mean_cfg, embedder=counting, start_worker=False) as m:
+        ids = [m.remember(text, thread="c5")["chunk_id"] for text in TURNS[:3]]
+        while m.pending_embeddings():
+            m.embed_pending(max_batches=1)
+        embedded = len(counting.texts)
+        assert m.pending_context() == 3
+        assert m.flush(timeout=60)
+        assert m.pending_context() == 0 and m.stats()["pending_context"] == 0
+        assert len(counting.texts) == embedded  # the windows cost no model call
+        own, ctx = _vecs(m, "chunk_vec_f32", ids), _vecs(m, "chunk_ctx_vec", ids)
+        a, b, c = (own[i] for i in ids)
+        assert np.allclose(ctx[ids[0]], _mean((0, a), (1, b)), atol=1e-5)
+        assert np.allclose(ctx[ids[1]], _mean((1, a), (0, b), (1, c)), atol=1e-5)
+        assert np.allclose(ctx[ids[2]], _mean((1, b), (0, c)), atol=1e-5)
+        assert not np.allclose(ctx[ids[1]], b, atol=1e-3)  # the neighbours count
+        # A new turn: its neighbour's window waits for the new own vector, then is remade with it.
+        d_id = m.remember(TURNS[3], thread="c5")["chunk_id"]
+        assert m.pending_context() == 2  # the new turn's window and its neighbour's
+        assert m.flush(timeout=60)
+        own, ctx = _vecs(m, "chunk_vec_f32", [*ids, d_id]), _vecs(m, "chunk_ctx_vec", [*ids, d_id])
+        assert np.allclose(ctx[ids[2]], _mean((1, own[ids[1]]), (0, own[ids[2]]), (1, own[d_id])), atol=1e-5)
+        assert np.allclose(ctx[d_id], _mean((1, own[ids[2]]), (0, own[d_id])), atol=1e-5)
+
+
+@neutral
+def test_a_mean_window_whose_member_has_no_own_vector_waits_for_it(db_target: Any, cfg: Any, e5: Any) -> None:
+    from ingest import embed_work
+
+    with Memory(db_target, config=dataclasses.replace(cfg, context_mode="mean"), embedder=e5,
+                start_worker=False) as m:
+        ids = [m.remember(text, thread="c6")["chunk_id"] for text in TURNS[:2]]
+        # Before any own vector: nothing can be made, both windows stay queued behind any other.
+        assert embed_work.context_means(m.store) == 0
+        assert m.pending_context() == 2 and _vecs(m, "chunk_ctx_vec", ids) == {}
+        assert m.flush(timeout=60)  # own vectors first, then the windows
+        own, ctx = _vecs(m, "chunk_vec_f32", ids), _vecs(m, "chunk_ctx_vec", ids)
+        assert np.allclose(ctx[ids[0]], _mean((0, own[ids[0]]), (1, own[ids[1]])), atol=1e-5)
+
+
 @neutral
 def test_window_requeued_while_embedded_is_not_dequeued(db_target: Any, cfg: Any, e5: Any) -> None:
     with Memory(db_target, config=cfg, embedder=e5, start_worker=False) as m:

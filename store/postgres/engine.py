@@ -389,6 +389,12 @@ class PgStore(SharedSql, Browse):
             return [(int(seq), int(gen), pg_derived.window_texts(db, seq))
                     for seq, gen in self._claim(db, "ctx_queue", limit, "q.gen", skip)]
 
+    def context_queued_vectors(self, limit: int) -> list[tuple[int, int, list[tuple[int, np.ndarray | None]]]]:
+        """Claim queued windows as context_queued does, with their members' own vectors (context_mode "mean")."""
+        with self.atomic() as db:
+            claimed = self._claim(db, "ctx_queue", limit, "q.gen", ())
+            return [(int(seq), int(gen), self._window_vectors(db, seq)) for seq, gen in claimed]
+
     def index_building(self, namespace: str | None = None) -> int:
         """None deferred: PostgreSQL keeps its HNSW indexes up to date in each write."""
         return 0

@@ -230,22 +230,45 @@ def context_windows(db: Any, limit: int, skip: Collection[int] = ()) -> list[tup
     """Up to `limit` queued windows not in `skip` (another worker's), fewest failures first: (seq, gen, texts
     in thread order). `texts` is empty when the memory gets no context vector (closed, in no asserted thread,
     or alone in it)."""
-    return [(seq, gen, window_texts(db, seq)) for seq, gen in db.execute(
-        "select chunk_seq, gen from ctx_queue where chunk_seq not in (select value from json_each(?)) "
-        "order by attempts, chunk_seq limit ?", (json.dumps(sorted(skip)), limit)).fetchall()]
+    return [(seq, gen, window_texts(db, seq)) for seq, gen in ctx_queue_head(db, limit, skip)]
+
+
+def ctx_queue_head(db: Any, limit: int, skip: Collection[int] = ()) -> list[tuple[int, int]]:
+    """(seq, gen) of up to `limit` queued windows not in `skip`, fewest failures first."""
+    return db.execute("select chunk_seq, gen from ctx_queue where chunk_seq not in (select value from json_each(?)) "
+                      "order by attempts, chunk_seq limit ?", (json.dumps(sorted(skip)), limit)).fetchall()
+
+
+def window_seqs(db: Any, seq: int) -> list[tuple[int, int]]:
+    """(seq, thread distance) of each member of `seq`'s context window in thread order, itself at
+    distance 0; [] when it gets no context vector (closed, in no asserted thread, or alone in it)."""
+    row = db.execute(f"select 1 from chunks where seq = ? and {CTX_ELIGIBLE}", (seq, *CONTEXT_THREADS)).fetchone()
+    prev, nxt = thread_window(db, seq, CONTEXT_BEFORE, CONTEXT_AFTER) if row else ([], [])
+    if not (prev or nxt):
+        return []
+    return ([(s, i + 1) for i, s in reversed(list(enumerate(prev)))] + [(seq, 0)]
+            + [(s, i + 1) for i, s in enumerate(nxt)])
 
 
 def window_texts(db: Any, seq: int) -> list[str]:
     """The texts of `seq`'s context window in thread order, or [] when it gets no context vector."""
-    row = db.execute(f"select content from chunks where seq = ? and {CTX_ELIGIBLE}",
-                     (seq, *CONTEXT_THREADS)).fetchone()
-    prev, nxt = thread_window(db, seq, CONTEXT_BEFORE, CONTEXT_AFTER) if row else ([], [])
-    if not (prev or nxt):
+    members = [s for s, _ in window_seqs(db, seq)]
+    if not members:
         return []
-    both = [*prev, *nxt]
-    text = dict(db.execute(f"select seq, content from chunks where seq in ({','.join('?' * len(both))})",
-                           both).fetchall())
-    return [text[s] for s in reversed(prev)] + [row[0]] + [text[s] for s in nxt]
+    text = dict(db.execute(f"select seq, content from chunks where seq in ({','.join('?' * len(members))})",
+                           members).fetchall())
+    return [text[s] for s in members]
+
+
+def window_vectors(db: Any, seq: int, table: str) -> list[tuple[int, Any]]:
+    """(thread distance, own vector as stored in `table`, or None while it is not written) of each member
+    of `seq`'s context window in thread order, or [] when it gets no context vector (context_mode "mean")."""
+    members = window_seqs(db, seq)
+    if not members:
+        return []
+    vecs = dict(db.execute(f"select seq, embedding from {table} where seq in ({','.join('?' * len(members))})",
+                           [s for s, _ in members]).fetchall())
+    return [(dist, vecs.get(s)) for s, dist in members]
 
 
 def write_context(db: Any, seq: int, gen: int, vec: bytes | None) -> bool:

@@ -495,6 +495,10 @@ class SqliteStore(SharedSql, Browse):
     def context_queued(self, limit: int, skip: Collection[int] = ()) -> list[tuple[int, int, list[str]]]:
         return derived.context_windows(self.reader(), limit, skip)
 
+    def context_queued_vectors(self, limit: int) -> list[tuple[int, int, list[tuple[int, np.ndarray | None]]]]:
+        db = self.reader()
+        return [(seq, gen, self._window_vectors(db, seq)) for seq, gen in derived.ctx_queue_head(db, limit)]
+
     def index_building(self, namespace: str | None = None) -> int:
         return self.ann.building(namespace)
 
