@@ -56,6 +56,9 @@ class Config:
     # Embedding workers: the extra ones run a model instance each and take batches only while no recall
     # has arrived for a moment (memory.py; issue 30). 1: one worker, as before.
     embed_workers: int = 2
+    # How much the extra workers raise their threads' nice value (Linux; 0: not at all). Niced, they keep embedding while
+    # recalls arrive, and the first worker leaves the shared model to the recalls meanwhile (issue 30).
+    embed_nice: int = 10
     query_cache_size: int = 1024
     sqlite_cache_mib: int = 2  # SQLite page cache of each connection (the writer and one per reader thread)
     # The HNSW search beam of large namespaces: usearch's expansion_search on SQLite, pgvector's
@@ -174,6 +177,7 @@ _RANGES = {
     "dim": (0, 8192),
     "embed_batch": (1, 512),
     "embed_workers": (1, 4),
+    "embed_nice": (0, 19),
     "query_cache_size": (0, 1_000_000),
     "sqlite_cache_mib": (1, 4096),
     "ann_ef_search": (16, 10_000),

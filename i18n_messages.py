@@ -1621,6 +1621,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "conversation turns to write (default 300)",
         "zh": "要写入的对话轮数（默认 300）",
     },
+    "cli.help.worker_nice": {
+        "en": "embed_nice values to measure for each embed_workers value, comma-separated, one after the other "
+              "(default: the config's)",
+        "zh": "对每个 embed_workers 取值要测量的 embed_nice 取值，逗号分隔，依次测量（默认：配置中的值）",
+    },
     "cli.help.worker_workers": {
         "en": "embed_workers values to measure, comma-separated, one after the other (default 1,2)",
         "zh": "要测量的 embed_workers 取值，逗号分隔，依次测量（默认 1,2）",

@@ -56,8 +56,10 @@ UPDATE, GRAPH, PURGE = BY_NAME["memory_update"], BY_NAME["memory_graph_query"], 
 WARM_UP_QUERIES = ("what did we decide about the project last week?", "我们上周对项目做了什么决定？")
 SUPERSEDES_MAX = 20  # predecessors memory_history lists
 WAIT_EMBEDDED_S = 60.0  # memory_remember with wait_embedded waits at most this long for its vector
-# An extra embedding worker takes a batch only when no recall came in for QUIET_S seconds, loads its model
-# only when at least SPARE_BACKLOG texts are queued, and drops it (about 40 MB RSS) after SPARE_IDLE_S without work.
+# An extra embedding worker loads its model only when at least SPARE_BACKLOG texts are queued, and drops it
+# (about 40 MB RSS) after SPARE_IDLE_S without work. Niced (config embed_nice), it embeds beside the recalls and
+# the first worker leaves the shared model to them until none has come in for QUIET_S seconds; not niced, the
+# extra worker is the one that waits for QUIET_S.
 QUIET_S = 2.0
 SPARE_BACKLOG = 32
 SPARE_IDLE_S = 30.0
@@ -122,6 +124,7 @@ class Memory:
         self._worker: threading.Thread | None = None
         self._spares: list[threading.Thread] = []
         self._claims = embed_work.Claims()  # the rows each embedding worker holds
+        self._niced_models = 0  # extra workers that are niced and hold a model now (guarded by _queue_cv)
         self._query_at = float("-inf")  # monotonic time a recall last started or ended (a plain store: cheap)
         self._closed = False
         if start_worker:
@@ -378,6 +381,10 @@ class Memory:
     def _embed_loop(self) -> None:
         backoff = 0.0
         while not self._stop.is_set():
+            if self._leave_to_spares():
+                with self._queue_cv:
+                    self._queue_cv.wait(0.25)
+                continue
             try:
                 n = self._embed_batch()
             except Exception:  # an error here must not kill the worker; items stay queued
@@ -397,14 +404,28 @@ class Memory:
         """True when no recall has started or ended for QUIET_S seconds: an extra worker may take a batch."""
         return time.monotonic() - self._query_at >= QUIET_S
 
+    def _leave_to_spares(self) -> bool:
+        """True while recalls are arriving and a niced extra worker has its model: the first worker then
+        takes no batch, so a recall's question never waits for a background slice on the shared model."""
+        with self._queue_cv:
+            return self._niced_models > 0 and not self._quiet()
+
+    def _spare_model(self, niced: bool, loaded: bool) -> None:
+        """Count a niced extra worker's model in (loaded) or out."""
+        if niced:
+            with self._queue_cv:
+                self._niced_models += 1 if loaded else -1
+
     def _spare_loop(self) -> None:
-        """An extra embedding worker: while no recall is arriving, it takes batches beside the first worker on
-        a model instance of its own, loaded when a backlog appears and dropped when it has been idle a while.
-        A recall arriving stops it taking batches, and hands the rest of its batch to the shared model."""
+        """An extra embedding worker: it takes batches beside the first worker on a model instance of its own,
+        loaded when a backlog appears and dropped when it has been idle a while. Niced (embed_nice, Linux), it
+        goes on while recalls arrive, at a priority that leaves them the cores. Otherwise a recall arriving
+        stops it taking batches, and hands the rest of its batch to the shared model."""
         spare: embed_work.Spare | None = None
+        niced = embed_work.background_priority(self.config.embed_nice)
         idle_since = time.monotonic()
         while not self._stop.is_set():
-            wait = QUIET_S - (time.monotonic() - self._query_at)
+            wait = 0.0 if niced else QUIET_S - (time.monotonic() - self._query_at)
             if wait > 0:  # a recall came in: leave the cores to it
                 with self._queue_cv:
                     self._queue_cv.wait(min(wait, 1.0))
@@ -412,7 +433,9 @@ class Memory:
             n = 0
             try:
                 if spare is None and self._pending(True) - self._claims.held() >= SPARE_BACKLOG:
-                    spare = embed_work.Spare(self.embedder.twin(), self.embedder, self._quiet)  # type: ignore[attr-defined]
+                    twin = self.embedder.twin()  # type: ignore[attr-defined]
+                    spare = embed_work.Spare(twin, self.embedder, (lambda: True) if niced else self._quiet)
+                    self._spare_model(niced, True)
                 if spare is not None:
                     n = self._embed_batch(spare)
             except Exception:  # as in _embed_loop: the rows stay queued, the first worker goes on
@@ -426,8 +449,11 @@ class Memory:
                 continue
             if spare is not None and time.monotonic() - idle_since >= SPARE_IDLE_S:
                 spare = None  # an idle daemon does not keep the second model's memory
+                self._spare_model(niced, False)
             with self._queue_cv:
                 self._queue_cv.wait(1.0)
+        if spare is not None:
+            self._spare_model(niced, False)
 
     def _embed_batch(self, embedder: Embedder | embed_work.Spare | None = None) -> int:
         """One batch of own vectors or, when none is free to take, of context windows, on `embedder` (by

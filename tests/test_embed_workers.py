@@ -1,8 +1,11 @@
-"""embed_workers (issue 30): a second embedding worker on a model instance of its own, taking batches only
-while no recall is arriving; the workers never embed the same row, and a recall sends them back to one."""
+"""embed_workers (issue 30): a second embedding worker on a model instance of its own. Niced (embed_nice), it
+embeds beside the recalls and the first worker leaves them the shared model; not niced, it takes batches only
+while no recall is arriving. The workers never embed the same row."""
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 from contextlib import ExitStack
@@ -83,29 +86,60 @@ def test_two_workers_embed_every_row_once(tmp_path: Path, e5: Any) -> None:
         assert m.pending_embeddings() == 0 and m.pending_context() == 0
 
 
-def test_a_recall_stops_the_second_worker_taking_batches(tmp_path: Path, e5: Any) -> None:
+def _recalls_during_drain(m: Memory, seconds: float) -> list[tuple[float, float]]:
+    """Start the workers on a backlog and recall every 0.3 s for `seconds`: (start, end) of each recall."""
+    m.recall("greenhouse sensor", namespace="g")  # builds the relevance cohort before anything is timed
+    spans = []
+    m.start_worker()
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        t0 = time.monotonic()
+        m.recall("which sensor logged 12 degrees?", namespace="g")
+        spans.append((t0, time.monotonic()))
+        time.sleep(0.3)
+    return spans
+
+
+def test_a_recall_stops_a_second_worker_that_is_not_niced(tmp_path: Path, e5: Any) -> None:
     log: list[tuple[str, float, str]] = []
     twins: list[_Counted] = []
     counted = _Counted(e5, log, "first", twins)
-    with Memory(tmp_path / "m.db", config=_cfg(tmp_path, 2, MEMLANE_FACTS="off", MEMLANE_CONTEXT_VECTORS="off"),
-                embedder=counted, start_worker=False) as m:
+    cfg = _cfg(tmp_path, 2, MEMLANE_FACTS="off", MEMLANE_CONTEXT_VECTORS="off", MEMLANE_EMBED_NICE="0")
+    with Memory(tmp_path / "m.db", config=cfg, embedder=counted, start_worker=False) as m:
         for text in _turns(200):
             m.remember(text, namespace="g")
-        m.recall("greenhouse sensor", namespace="g")  # builds the relevance cohort before anything is timed
-        spans = []
-        m.start_worker()
-        until = time.monotonic() + 3.0
-        while time.monotonic() < until:  # a recall every 0.3 s: the second worker stays out
-            t0 = time.monotonic()
-            m.recall("which sensor logged 12 degrees?", namespace="g")
-            spans.append((t0, time.monotonic()))
-            time.sleep(0.3)
+        spans = _recalls_during_drain(m, 3.0)
         quiet_from = spans[-1][1] + memory_mod.QUIET_S
         assert m.flush(timeout=300)
         twin_calls = sorted({at for name, at, _ in log if name == "twin"})
         assert twin_calls, "the second worker never took a batch once recalls stopped"
         # No slice of the second model started while recalls were arriving, nor within QUIET_S of the last.
         assert min(twin_calls) >= quiet_from - 0.1, (spans[0][0], quiet_from, twin_calls[:3])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
+def test_a_niced_second_worker_embeds_beside_recalls_and_the_first_leaves_them_the_model(
+        tmp_path: Path, e5: Any) -> None:
+    log: list[tuple[str, float, str]] = []
+    twins: list[_Counted] = []
+    counted = _Counted(e5, log, "first", twins)
+    cfg = _cfg(tmp_path, 2, MEMLANE_FACTS="off", MEMLANE_CONTEXT_VECTORS="off")
+    assert cfg.embed_nice == 10
+    with Memory(tmp_path / "m.db", config=cfg, embedder=counted, start_worker=False) as m:
+        for text in _turns(300):
+            m.remember(text, namespace="g")
+        spans = _recalls_during_drain(m, 3.0)
+        workers = {t.name: t.native_id for t in threading.enumerate() if t.name.startswith("memlane-embed")}
+        own = os.getpriority(os.PRIO_PROCESS, 0)  # this process's nice (a niced test run: above 0)
+        assert os.getpriority(os.PRIO_PROCESS, workers["memlane-embed-2"]) == min(19, own + 10)
+        assert os.getpriority(os.PRIO_PROCESS, workers["memlane-embed"]) == own  # it takes the shared model's lock
+        last = spans[-1][1]
+        assert m.flush(timeout=300)
+        twin_calls = sorted(at for name, at, _ in log if name == "twin")
+        assert twin_calls and twin_calls[0] < last, "the niced worker waited for the recalls to stop"
+        # Once the niced worker had its model, the first worker started no batch while recalls arrived.
+        first_calls = [at for name, at, _ in log if name == "first" and twin_calls[0] < at < last]
+        assert first_calls == [], (twin_calls[0], first_calls[:3], last)
 
 
 def test_no_backlog_no_second_model(tmp_path: Path, e5: Any) -> None:
