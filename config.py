@@ -167,7 +167,7 @@ _CHOICES = {
     "lang": ("", "en", "zh"),
     "extractor": ("rules", "openai"),
     "context_fusion": ("lane", "vector"),
-    "context_mode": ("text", "mean"),
+    "context_mode": ("text", "mean", "staged"),
 }
 _RANGES = {
     "port": (0, 65535),

@@ -431,18 +431,20 @@ class Memory:
 
     def _embed_batch(self, embedder: Embedder | embed_work.Spare | None = None) -> int:
         """One batch of own vectors or, when none is free to take, of context windows, on `embedder` (by
-        default the shared one).
+        default the shared one). In context_mode "staged", the first worker makes the windows' provisional
+        mean vectors before any text window.
 
         Returns the count embedded, 0 when both queues are empty, -1 when the embedder failed.
         """
         model = embedder or self.embedder
         n = embed_work.own_vectors(self.store, model, self.config, self._claims)
-        if n == 0 and self.config.context_vectors:
-            if self.config.context_mode == "mean":
-                # No model call: the first worker alone makes them (a spare would only race it for the same rows).
-                n = embed_work.context_means(self.store) if embedder is None else 0
-            else:
-                n = embed_work.context_vectors(self.store, model, self._claims)
+        mode = self.config.context_mode
+        if n == 0 and self.config.context_vectors and mode != "text" and embedder is None:
+            # No model call: the first worker alone makes them (a spare would only race it for the same rows).
+            # "staged": a provisional vector for each window that has none, its text vector made next.
+            n = embed_work.context_means(self.store, staged=mode == "staged")
+        if n == 0 and self.config.context_vectors and mode != "mean":
+            n = embed_work.context_vectors(self.store, model, self._claims)
         if n > 0:
             self._wake_worker()
         return n
