@@ -122,6 +122,9 @@ class Memory:
         self._worker: threading.Thread | None = None
         self._spares: list[threading.Thread] = []
         self._claims = embed_work.Claims()  # the rows each embedding worker holds
+        # context_mode "staged": whether a window may lack its provisional vector (an own vector was written
+        # since the mean pass last found none): the pass's scan of the queue is skipped meanwhile.
+        self._means_due = True
         self._query_at = float("-inf")  # monotonic time a recall last started or ended (a plain store: cheap)
         self._closed = False
         if start_worker:
@@ -439,10 +442,17 @@ class Memory:
         model = embedder or self.embedder
         n = embed_work.own_vectors(self.store, model, self.config, self._claims)
         mode = self.config.context_mode
-        if n == 0 and self.config.context_vectors and mode != "text" and embedder is None:
+        if n > 0:
+            self._means_due = True
+        means = mode == "mean" or (mode == "staged" and self._means_due)
+        if n == 0 and self.config.context_vectors and means and embedder is None:
             # No model call: the first worker alone makes them (a spare would only race it for the same rows).
-            # "staged": a provisional vector for each window that has none, its text vector made next.
+            # "staged": a provisional vector for each window that has none, its text vector made next. Cleared
+            # before the pass, so an own vector written meanwhile (by the spare) sets it again; a window it
+            # misses (made ready by another daemon) gets its text vector all the same.
+            self._means_due = False
             n = embed_work.context_means(self.store, staged=mode == "staged")
+            self._means_due = self._means_due or n > 0
         if n == 0 and self.config.context_vectors and mode != "mean":
             n = embed_work.context_vectors(self.store, model, self._claims)
         if n > 0:
