@@ -107,8 +107,9 @@ class Config:
     context_fusion: str = "vector"
     # How a context vector is made: "text" embeds the memory's text with its neighbours' (a model call per
     # window); "mean" is the mean of their own vectors, no model call. "mean" drains at once but lost LoCoMo dev
-    # pool any@10 0.795 -> 0.770 (issue 27; docs/QUALITY.md).
-    context_mode: str = "text"
+    # pool any@10 0.795 -> 0.770 (issue 27; docs/QUALITY.md). "staged" writes the mean at once and replaces it
+    # by the text's when the model gets to the window: recall has context vectors right after an import.
+    context_mode: str = "staged"
     # A hit that asks what the query asks (its question holds the query's words, its statements fewer)
     # hands its place to the memory after it in its thread: the reply. Client- or session-asserted
     # threads only. LoCoMo dev any@1 0.387 -> 0.433, bilingual dev unchanged (docs/QUALITY.md).
@@ -170,7 +171,7 @@ _CHOICES = {
     "lang": ("", "en", "zh"),
     "extractor": ("rules", "openai"),
     "context_fusion": ("lane", "vector"),
-    "context_mode": ("text", "mean"),
+    "context_mode": ("text", "mean", "staged"),
 }
 _RANGES = {
     "port": (0, 65535),

@@ -125,6 +125,9 @@ class Memory:
         self._spares: list[threading.Thread] = []
         self._claims = embed_work.Claims()  # the rows each embedding worker holds
         self._niced_models = 0  # extra workers that are niced and hold a model now (guarded by _queue_cv)
+        # context_mode "staged": whether a window may lack its provisional vector (an own vector was written
+        # since the mean pass last found none): the pass's scan of the queue is skipped meanwhile.
+        self._means_due = True
         self._query_at = float("-inf")  # monotonic time a recall last started or ended (a plain store: cheap)
         self._closed = False
         if start_worker:
@@ -381,7 +384,15 @@ class Memory:
     def _embed_loop(self) -> None:
         backoff = 0.0
         while not self._stop.is_set():
-            if self._leave_to_spares():
+            if self._leave_to_spares():  # the model is the recalls'; the windows' means need none
+                try:
+                    made = self._mean_pass()
+                except Exception:  # as below: the windows stay queued
+                    log.exception("embedding worker error")
+                    made = 0
+                if made > 0:
+                    self._wake_worker()
+                    continue
                 with self._queue_cv:
                     self._queue_cv.wait(0.25)
                 continue
@@ -457,20 +468,37 @@ class Memory:
 
     def _embed_batch(self, embedder: Embedder | embed_work.Spare | None = None) -> int:
         """One batch of own vectors or, when none is free to take, of context windows, on `embedder` (by
-        default the shared one).
+        default the shared one). In context_mode "staged", the first worker makes the windows' provisional
+        mean vectors before any text window.
 
         Returns the count embedded, 0 when both queues are empty, -1 when the embedder failed.
         """
         model = embedder or self.embedder
         n = embed_work.own_vectors(self.store, model, self.config, self._claims)
-        if n == 0 and self.config.context_vectors:
-            if self.config.context_mode == "mean":
-                # No model call: the first worker alone makes them (a spare would only race it for the same rows).
-                n = embed_work.context_means(self.store) if embedder is None else 0
-            else:
-                n = embed_work.context_vectors(self.store, model, self._claims)
+        mode = self.config.context_mode
+        if n > 0:
+            self._means_due = True
+        if n == 0 and embedder is None:
+            # No model call: the first worker alone makes them (a spare would only race it for the same rows).
+            n = self._mean_pass()
+        if n == 0 and self.config.context_vectors and mode != "mean":
+            n = embed_work.context_vectors(self.store, model, self._claims)
         if n > 0:
             self._wake_worker()
+        return n
+
+    def _mean_pass(self) -> int:
+        """Context vectors made from own vectors, no model call (context_mode "mean", or "staged"'s provisional
+        ones): the count written, 0 when none is due."""
+        mode = self.config.context_mode
+        if not self.config.context_vectors or not (mode == "mean" or (mode == "staged" and self._means_due)):
+            return 0
+        # "staged": a provisional vector for each window that has none, its text vector made next. Cleared
+        # before the pass, so an own vector written meanwhile (by the spare) sets it again; a window it
+        # misses (made ready by another daemon) gets its text vector all the same.
+        self._means_due = False
+        n = embed_work.context_means(self.store, staged=mode == "staged")
+        self._means_due = self._means_due or n > 0
         return n
 
     # ------------------------------------------------------------ recall

@@ -33,7 +33,8 @@ SPARE_SLICE = 4  # texts the spare model embeds between two looks at whether a q
 # gives each turn the equal share the text window gives it; 0.5 (the memory half of a 1+1 window) measured
 # lower on all four dev conversations' pool at k = 1, 5 and 10 (docs/QUALITY.md), so the plain mean is kept.
 MEAN_DECAY = 1.0
-# Windows taken per batch in "mean" mode: no model call, so a batch costs only its reads and writes.
+# Windows taken per batch in "mean" mode (and "staged" mode's provisional pass): no model call, so a batch
+# costs only its reads and writes.
 MEAN_BATCH = 64
 
 
@@ -185,11 +186,15 @@ def window_mean(members: list[tuple[int, np.ndarray]]) -> np.ndarray:
     return (total / max(float(np.linalg.norm(total)), 1e-12)).astype(np.float32)
 
 
-def context_means(store: Any) -> int:
+def context_means(store: Any, staged: bool = False) -> int:
     """Make up to MEAN_BATCH queued windows from their members' own vectors (no model call), then write them
     and dequeue atomically. A window whose member has no own vector yet (written meanwhile, or by another
-    daemon) is handed back behind the others and made on a later pass. Returns the count written."""
-    rows = store.context_queued_vectors(MEAN_BATCH)
+    daemon) is handed back behind the others and made on a later pass. Returns the count written.
+
+    `staged` (context_mode "staged"): only windows with no context vector yet, each written as a provisional
+    vector and left queued for context_vectors to replace with the text's; a window that gets no vector is
+    done at once (the text pass would find it empty too)."""
+    rows = store.context_queued_vectors(MEAN_BATCH, unmade=staged)
     if not rows:
         return 0
     ready = [(seq, gen, members) for seq, gen, members in rows if all(v is not None for _, v in members)]
@@ -198,6 +203,10 @@ def context_means(store: Any) -> int:
         store.context_failed(waiting, "an own vector of the window is not written yet")
     if not ready:
         return 0
+    made = [(seq, gen, window_mean(members)) for seq, gen, members in ready if members]
+    empty = [(seq, gen, None) for seq, gen, members in ready if not members]
     with store.atomic() as tx:
-        store.write_contexts(tx, [(seq, gen, window_mean(members) if members else None) for seq, gen, members in ready])
+        store.write_contexts(tx, empty + ([] if staged else made))
+        if staged and made:
+            store.write_contexts(tx, made, keep=True)
     return len(ready)

@@ -399,9 +399,11 @@ class Store(Protocol):
         context vector."""
         ...
 
-    def context_queued_vectors(self, limit: int) -> list[tuple[int, int, list[tuple[int, np.ndarray | None]]]]:
+    def context_queued_vectors(self, limit: int,
+                               unmade: bool = False) -> list[tuple[int, int, list[tuple[int, np.ndarray | None]]]]:
         """Queued windows as context_queued gives them, with each member's (thread distance, own vector or
-        None while not written) in place of its text (context_mode "mean": no model call)."""
+        None while not written) in place of its text (context_mode "mean": no model call). With `unmade`,
+        only windows that have no context vector yet (context_mode "staged")."""
         ...
 
     def pending_context(self, namespace: str | None = None) -> int: ...
@@ -411,8 +413,10 @@ class Store(Protocol):
         exactly meanwhile)."""
         ...
 
-    def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
-        """Store or remove each (seq, gen, vector) and dequeue it, unless it was re-queued meanwhile; returns done."""
+    def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]], keep: bool = False) -> int:
+        """Store or remove each (seq, gen, vector) and dequeue it, unless it was re-queued meanwhile; returns done.
+        With `keep` (a provisional vector, context_mode "staged") each stays queued for its text vector, and
+        on PostgreSQL its claim goes back."""
         ...
 
     def context_failed(self, seqs: Sequence[int], error: str) -> None: ...

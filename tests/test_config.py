@@ -87,13 +87,14 @@ def test_config_is_frozen(tmp_path):
         cfg.port = 1  # type: ignore[misc]
 
 
-def test_context_mode_is_text_by_default_and_mean_on_request(tmp_path):
-    assert load_config({"HOME": str(tmp_path)}).context_mode == "text"
+def test_context_mode_is_staged_by_default_and_text_or_mean_on_request(tmp_path):
+    assert load_config({"HOME": str(tmp_path)}).context_mode == "staged"
     assert load_config({"HOME": str(tmp_path), "MEMLANE_CONTEXT_MODE": "mean"}).context_mode == "mean"
+    assert load_config({"HOME": str(tmp_path), "MEMLANE_CONTEXT_MODE": "text"}).context_mode == "text"
     home = tmp_path / ".memlane"
     home.mkdir()
     (home / "config.toml").write_text('context_mode = "average"\n', encoding="utf-8")
     with pytest.raises(ConfigError) as info:
         load_config({"HOME": str(tmp_path)})
     assert "context_mode" in info.value.message("en") and "context_mode" in info.value.message("zh")
-    assert "mean" in info.value.message("en")  # the choices are named
+    assert "mean" in info.value.message("en") and "staged" in info.value.message("en")  # the choices are named

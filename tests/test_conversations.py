@@ -61,6 +61,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from contract.errors import InvalidArgument  # noqa: E402
+from ingest import embed_work  # noqa: E402
 from ingest import threads as th  # noqa: E402
 from lang import timeground as tg  # noqa: E402
 from memory import Memory  # noqa: E402
@@ -264,8 +265,6 @@ def test_mean_context_vectors_need_no_model_call(db_target: Any, cfg: Any, e5: A
 
 @neutral
 def test_a_mean_window_whose_member_has_no_own_vector_waits_for_it(db_target: Any, cfg: Any, e5: Any) -> None:
-    from ingest import embed_work
-
     with Memory(db_target, config=dataclasses.replace(cfg, context_mode="mean"), embedder=e5,
                 start_worker=False) as m:
         ids = [m.remember(text, thread="c6")["chunk_id"] for text in TURNS[:2]]
@@ -275,6 +274,90 @@ def test_a_mean_window_whose_member_has_no_own_vector_waits_for_it(db_target: An
         assert m.flush(timeout=60)  # own vectors first, then the windows
         own, ctx = _vecs(m, "chunk_vec_f32", ids), _vecs(m, "chunk_ctx_vec", ids)
         assert np.allclose(ctx[ids[0]], _mean((0, own[ids[0]]), (1, own[ids[1]])), atol=1e-5)
+
+
+def _live(mem: Memory, cid: str) -> bool | None:
+    """The `live` flag of a memory's context vector, None when it has none."""
+    row = mem.store.reader().execute(f"select v.live from chunk_ctx_vec v join chunks c on v.{_key(mem)} = c.seq "
+                                     "where c.id = ?", (cid,)).fetchone()
+    return None if row is None else bool(row[0])
+
+
+def _staged(db_target: Any, cfg: Any, embedder: Any, thread: str) -> tuple[Memory, list[str]]:
+    """A staged-mode Memory (no worker) holding TURNS in `thread`, own vectors written, no window made yet."""
+    m = Memory(db_target, config=dataclasses.replace(cfg, context_mode="staged"), embedder=embedder,
+               start_worker=False)
+    ids = [m.remember(text, thread=thread)["chunk_id"] for text in TURNS]
+    while m.pending_embeddings():
+        m.embed_pending(max_batches=1)
+    return m, ids
+
+
+@neutral
+def test_staged_context_vectors_are_the_mean_at_once_then_the_text(db_target: Any, cfg: Any, e5: Any) -> None:
+    counting = _Counting(e5)
+    m, ids = _staged(db_target, cfg, counting, "c7")
+    with m:
+        lone = m.remember("Cy: a thread of one turn has no window.", thread="c8")["chunk_id"]
+        m.embed_pending(max_batches=1)  # its own vector
+        embedded = len(counting.texts)
+        assert m.pending_context() == 5 and _vecs(m, "chunk_ctx_vec", ids) == {}
+        assert m.embed_pending(max_batches=1) == 5  # the next batch: every window's mean, no model call
+        assert len(counting.texts) == embedded
+        # Still to embed by the model: the four windows; the lone turn's had nothing to embed and is done.
+        assert m.pending_context() == 4 and m.stats()["pending_context"] == 4
+        own, ctx = _vecs(m, "chunk_vec_f32", ids), _vecs(m, "chunk_ctx_vec", [*ids, lone])
+        assert set(ctx) == set(ids)
+        for i, cid in enumerate(ids):
+            members = [(abs(j - i), own[ids[j]]) for j in range(max(0, i - 1), min(len(ids), i + 2))]
+            assert np.allclose(ctx[cid], embed_work.window_mean(members), atol=1e-6)
+        assert embed_work.context_means(m.store, staged=True) == 0  # each has its provisional vector
+        assert m.embed_pending(max_batches=1) == 4  # then the text windows, through the model
+        assert m.pending_context() == 0 and m.stats()["pending_context"] == 0
+        assert len(counting.texts) == embedded + 4
+        ctx = _vecs(m, "chunk_ctx_vec", ids)
+        for i, cid in enumerate(ids):  # what context_mode "text" writes: the window's text embedded
+            want = _window_vec(e5, *TURNS[max(0, i - 1):i + 2])
+            assert float(np.abs(ctx[cid] - want).max()) <= 1e-6, cid
+        assert not np.allclose(ctx[ids[1]], embed_work.window_mean([(1, own[ids[0]]), (0, own[ids[1]]),
+                                                                     (1, own[ids[2]])]), atol=1e-3)
+        assert m.embed_pending() == 0  # nothing left: a text vector is never overwritten by a mean
+
+
+@neutral
+def test_staged_forget_and_update_leave_no_stale_live_vector(db_target: Any, cfg: Any, e5: Any) -> None:
+    m, ids = _staged(db_target, cfg, e5, "c9")
+    with m:
+        # The provisional pass reads the windows; a forget commits before it writes.
+        read = m.store.context_queued_vectors(64, unmade=True)
+        assert len(read) == 4
+        m.forget(ids[2])
+        with m.store.atomic() as tx:  # the forgotten one is closed, its neighbours' windows moved on (gen)
+            assert m.store.write_contexts(tx, [(s, g, embed_work.window_mean(v)) for s, g, v in read], keep=True) == 1
+        assert _live(m, ids[2]) is None and _live(m, ids[0]) is True
+        if m.engine == "postgres":  # the windows not written were claimed by the read: hand them back
+            m.store.release_claims()
+        # The neighbours' means, made from the windows without ids[2], whose own window is done (it has none).
+        assert m.embed_pending(max_batches=1) == 3 and m.pending_context() == 3
+        own, ctx = _vecs(m, "chunk_vec_f32", ids), _vecs(m, "chunk_ctx_vec", ids)
+        assert np.allclose(ctx[ids[1]], _mean((1, own[ids[0]]), (0, own[ids[1]]), (1, own[ids[3]])), atol=1e-5)
+        assert np.allclose(ctx[ids[3]], _mean((1, own[ids[1]]), (0, own[ids[3]])), atol=1e-5)
+        # An update during the provisional life: the old memory's vector goes dead, the new one gets a mean.
+        new_text = "Ann: did you go anywhere nice last weekend?"
+        new = m.update(ids[0], new_text)["chunk_id"]
+        assert _live(m, ids[0]) is False
+        m.embed_pending(max_batches=1)  # the new own vector
+        assert m.embed_pending(max_batches=1) == 1  # its window, the only one without a vector
+        own = _vecs(m, "chunk_vec_f32", [new, ids[1]])
+        assert np.allclose(_vecs(m, "chunk_ctx_vec", [new])[new], _mean((0, own[new]), (1, own[ids[1]])), atol=1e-5)
+        hits = m.recall("did you go anywhere nice?", lanes=["vector"], top_k=10)["hits"]
+        assert not {ids[0], ids[2]} & {h["chunk_id"] for h in hits}
+        assert m.flush(timeout=60)
+        assert m.pending_context() == 0
+        ctx = _vecs(m, "chunk_ctx_vec", [new, ids[1], ids[3]])
+        assert np.allclose(ctx[ids[1]], _window_vec(e5, new_text, TURNS[1], TURNS[3]), atol=1e-6)
+        assert np.allclose(ctx[new], _window_vec(e5, new_text, TURNS[1]), atol=1e-6)
+        assert (_live(m, ids[0]), _live(m, ids[2]), _live(m, new)) == (False, None, True)
 
 
 @neutral

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import i18n_messages
-from config import Config, load_config
+from config import _CHOICES, Config, load_config
 from memory import connect, migrate
 
 if sys.version_info >= (3, 11):
@@ -190,6 +190,19 @@ def test_config_example_documents_every_key_and_loads(tmp_path: Path) -> None:
 def test_readme_configuration_lists_every_key(readme: str) -> None:
     text = (ROOT / readme).read_text(encoding="utf-8")
     assert [k for k in config_keys() if f"`{k}`" not in text] == []
+
+
+@pytest.mark.parametrize("readme", ["README.md", "README.zh.md"])
+def test_readme_names_every_choice_and_the_default_of_a_config_key(readme: str) -> None:
+    """A choice the validation table (config._CHOICES) accepts is named where the key is documented."""
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    example = (ROOT / "config.toml.example").read_text(encoding="utf-8")
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| `(\w+)` \|.*$", text, flags=re.M)}
+    for key, choices in _CHOICES.items():
+        default = getattr(Config(), key)
+        assert [c for c in choices if c and f"`{c}`" not in rows[key]] == [], key
+        assert not default or f"`{default}`" in rows[key] or f'`"{default}"`' in rows[key], key
+        assert f'# {key} = "{default}"' in example, key
 
 
 def test_runbook_cites_only_real_message_ids() -> None:

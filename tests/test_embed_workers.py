@@ -60,13 +60,14 @@ def _turns(n: int) -> list[str]:
     return [f"Turn {i}: Mei checked the greenhouse sensor number {i} and logged {i * 7 % 31} degrees." for i in range(n)]
 
 
-def test_two_workers_embed_every_row_once(tmp_path: Path, e5: Any) -> None:
+@pytest.mark.parametrize("mode", ["text", "staged"])
+def test_two_workers_embed_every_row_once(tmp_path: Path, e5: Any, mode: str) -> None:
     log: list[tuple[str, float, str]] = []
     twins: list[_Counted] = []
     counted = _Counted(e5, log, "first", twins)
     texts = _turns(160)
-    with Memory(tmp_path / "m.db", config=_cfg(tmp_path, 2, MEMLANE_FACTS="off"), embedder=counted,
-                start_worker=False) as m:
+    with Memory(tmp_path / "m.db", config=_cfg(tmp_path, 2, MEMLANE_FACTS="off", MEMLANE_CONTEXT_MODE=mode),
+                embedder=counted, start_worker=False) as m:
         for text in texts:
             m.remember(text, thread="greenhouse")  # a backlog, then both workers at it
         windows = m.pending_context()

@@ -189,3 +189,42 @@ def test_a_vector_written_while_a_forget_commits_is_not_live(pg_url: str, cfg: A
             live = tx.execute("select live from chunk_vec where seq = ?", (item.seq,)).fetchone()
         assert live == (False,)
         assert cid not in [h["chunk_id"] for h in mem.recall("green tea", lanes=["vector"])["hits"]]
+
+
+def test_a_provisional_context_vector_written_while_a_forget_commits_is_not_written(
+        pg_url: str, cfg: Any, e5: Any) -> None:
+    """context_mode "staged": the mean pass writes a window's provisional vector (keeping it queued) while a
+    forget of its memory is not yet committed: the write waits for the forget and leaves no vector."""
+    import dataclasses
+
+    from ingest import embed_work
+
+    staged = dataclasses.replace(cfg, context_mode="staged")
+    with Memory(pg_url, config=staged, embedder=e5, start_worker=False) as mem:
+        cids = [mem.remember(_turn(0, i), thread="c")["chunk_id"] for i in range(2)]
+        mem.embed_pending(max_batches=1)  # own vectors only
+        rows = mem.store.context_queued_vectors(8, unmade=True)
+        first = mem.store.chunk_row(None, cids[0], "default")["seq"]
+        [(seq, gen, members)] = [r for r in rows if r[0] == first]
+        written: list[int] = []
+
+        def write() -> None:
+            with mem.store.atomic() as tx:
+                written.append(mem.store.write_contexts(tx, [(seq, gen, embed_work.window_mean(members))], keep=True))
+
+        worker = threading.Thread(target=write)
+        with mem.store.atomic():
+            mem.forget(cids[0], reason="test")  # joins this transaction: closed, not yet committed
+            worker.start()
+            worker.join(1.5)
+            assert worker.is_alive()  # waiting for the forget
+        worker.join(30)
+        assert written == [0]
+        db = mem.store.reader()
+        assert db.execute("select count(*) from chunk_ctx_vec where seq = ?", (seq,)).fetchone()[0] == 0
+        (by,) = db.execute("select claimed_by from ctx_queue where chunk_seq = ?", (seq,)).fetchone()
+        assert by is None  # handed back: the text pass (of any daemon) closes it
+        mem.store.release_claims()
+        assert mem.flush(timeout=60)
+        assert db.execute("select count(*) from chunk_ctx_vec where seq = ? and live", (seq,)).fetchone()[0] == 0
+        assert cids[0] not in [h["chunk_id"] for h in mem.recall("turn 0 lake", lanes=["vector"])["hits"]]

@@ -173,12 +173,14 @@ def drop_context(db: Any, seq: int) -> None:
     db.execute("delete from chunk_ctx_vec where seq = ?", (seq,))
 
 
-def write_context(db: Any, seq: int, gen: int, vec: bytes | np.ndarray | None, by: str) -> bool:
+def write_context(db: Any, seq: int, gen: int, vec: bytes | np.ndarray | None, by: str, keep: bool = False) -> bool:
     """Store (or, with no vector, remove) one window's context vector and dequeue it, unless it was
-    re-queued (`gen` moved on) or its claim passed to another daemon (`by`) while it was embedded.
-    A closed memory keeps its row, marked not live (as_of recall). Returns True when written or removed."""
-    if not db.execute("delete from ctx_queue where chunk_seq = ? and gen = ? and claimed_by = ?",
-                      (seq, gen, by)).rowcount:
+    re-queued (`gen` moved on) or its claim passed to another daemon (`by`) while it was embedded. With
+    `keep` (context_mode "staged": a provisional vector) the window stays queued, its claim handed back for
+    its text vector. A closed memory keeps its row, marked not live (as_of recall), and gets no new vector.
+    Returns True when written or removed."""
+    done = ("update ctx_queue set claimed_by = null, claimed_at = null" if keep else "delete from ctx_queue")
+    if not db.execute(f"{done} where chunk_seq = ? and gen = ? and claimed_by = ?", (seq, gen, by)).rowcount:
         return False
     # `for share`, as in write_vectors: a forget committing meanwhile is waited for, never missed.
     row = db.execute("select namespace, lang, valid_until is null from chunks where seq = ? for share",

@@ -45,6 +45,8 @@ EXACT_BELOW = 20_000  # namespaces with fewer live chunks are searched exactly (
 EF_SEARCH_MIN, EF_SEARCH_MAX = 600, 1000
 LIKE_SCAN_LIMIT = 20000
 DEFAULT_LEASE_S = 60
+# The queued windows with no context vector yet (context_mode "staged": the provisional mean pass's share).
+UNMADE = " and not exists (select 1 from chunk_ctx_vec v where v.seq = ctx_queue.chunk_seq)"
 
 
 def _latin_query(words: Sequence[str]) -> tuple[str, list[str]]:
@@ -339,14 +341,16 @@ class PgStore(SharedSql, Browse):
 
     # ------------------------------------------------------------ the shared embedding queue
 
-    def _claim(self, db: Any, queue: str, limit: int, cols: str, skip: Collection[int]) -> list[tuple[Any, ...]]:
+    def _claim(self, db: Any, queue: str, limit: int, cols: str, skip: Collection[int],
+               also: str = "") -> list[tuple[Any, ...]]:
         """Claim up to `limit` rows of a shared queue (embed_queue or ctx_queue) for this daemon: rows
         nobody holds, or whose lease expired, and not in `skip` (another of this daemon's workers holds
-        them, maybe past the lease). Returns (seq, *cols of q and chunks c), fewest failures first."""
+        them, maybe past the lease), and that pass `also` (a constant condition). Returns (seq, *cols of q
+        and chunks c), fewest failures first."""
         rows = db.execute(
             f"with picked as (select chunk_seq from {queue} "
             "where (claimed_at is null or claimed_at < now() - make_interval(secs => ?)) "
-            "and chunk_seq <> all(?::bigint[]) order by attempts, chunk_seq limit ? for update skip locked) "
+            f"and chunk_seq <> all(?::bigint[]){also} order by attempts, chunk_seq limit ? for update skip locked) "
             f"update {queue} q set claimed_by = ?, claimed_at = now() from picked, chunks c "
             f"where q.chunk_seq = picked.chunk_seq and c.seq = q.chunk_seq returning q.attempts, q.chunk_seq, {cols}",
             (self.lease_s, sorted(skip), limit, self.instance)).fetchall()
@@ -389,10 +393,12 @@ class PgStore(SharedSql, Browse):
             return [(int(seq), int(gen), pg_derived.window_texts(db, seq))
                     for seq, gen in self._claim(db, "ctx_queue", limit, "q.gen", skip)]
 
-    def context_queued_vectors(self, limit: int) -> list[tuple[int, int, list[tuple[int, np.ndarray | None]]]]:
-        """Claim queued windows as context_queued does, with their members' own vectors (context_mode "mean")."""
+    def context_queued_vectors(self, limit: int,
+                               unmade: bool = False) -> list[tuple[int, int, list[tuple[int, np.ndarray | None]]]]:
+        """Claim queued windows as context_queued does, with their members' own vectors (context_mode "mean");
+        with `unmade`, only windows with no context vector yet ("staged")."""
         with self.atomic() as db:
-            claimed = self._claim(db, "ctx_queue", limit, "q.gen", ())
+            claimed = self._claim(db, "ctx_queue", limit, "q.gen", (), UNMADE if unmade else "")
             return [(int(seq), int(gen), self._window_vectors(db, seq)) for seq, gen in claimed]
 
     def index_building(self, namespace: str | None = None) -> int:
@@ -404,9 +410,9 @@ class PgStore(SharedSql, Browse):
         with self.connection() as db:
             return int(db.execute(sql, args).fetchone()[0])
 
-    def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
+    def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]], keep: bool = False) -> int:
         """Write the windows this daemon still holds at the `gen` it embedded; returns how many."""
-        return sum(pg_derived.write_context(tx, seq, gen, vec, self.instance) for seq, gen, vec in items)
+        return sum(pg_derived.write_context(tx, seq, gen, vec, self.instance, keep) for seq, gen, vec in items)
 
     def context_failed(self, seqs: Sequence[int], error: str) -> None:
         with self.atomic() as db:

@@ -233,10 +233,13 @@ def context_windows(db: Any, limit: int, skip: Collection[int] = ()) -> list[tup
     return [(seq, gen, window_texts(db, seq)) for seq, gen in ctx_queue_head(db, limit, skip)]
 
 
-def ctx_queue_head(db: Any, limit: int, skip: Collection[int] = ()) -> list[tuple[int, int]]:
-    """(seq, gen) of up to `limit` queued windows not in `skip`, fewest failures first."""
-    return db.execute("select chunk_seq, gen from ctx_queue where chunk_seq not in (select value from json_each(?)) "
-                      "order by attempts, chunk_seq limit ?", (json.dumps(sorted(skip)), limit)).fetchall()
+def ctx_queue_head(db: Any, limit: int, skip: Collection[int] = (), unmade: bool = False) -> list[tuple[int, int]]:
+    """(seq, gen) of up to `limit` queued windows not in `skip`, fewest failures first; with `unmade`, only
+    those with no context vector yet (context_mode "staged": a queued window with one has its provisional
+    vector, or an older one, until its text vector replaces it)."""
+    cond = " and not exists (select 1 from chunk_ctx_vec v where v.rowid = ctx_queue.chunk_seq)" if unmade else ""
+    return db.execute("select chunk_seq, gen from ctx_queue where chunk_seq not in (select value from json_each(?))"
+                      f"{cond} order by attempts, chunk_seq limit ?", (json.dumps(sorted(skip)), limit)).fetchall()
 
 
 def window_seqs(db: Any, seq: int) -> list[tuple[int, int]]:
@@ -271,11 +274,15 @@ def window_vectors(db: Any, seq: int, table: str) -> list[tuple[int, Any]]:
     return [(dist, vecs.get(s)) for s, dist in members]
 
 
-def write_context(db: Any, seq: int, gen: int, vec: bytes | None) -> bool:
+def write_context(db: Any, seq: int, gen: int, vec: bytes | None, keep: bool = False) -> bool:
     """Store (or, with no vector, remove) one window's context vector and dequeue it, unless it was
-    re-queued (`gen` moved on) while it was embedded. A closed memory keeps its row, marked not live
-    (as_of recall). Returns True when written or removed."""
-    if not db.execute("delete from ctx_queue where chunk_seq = ? and gen = ?", (seq, gen)).rowcount:
+    re-queued (`gen` moved on) while it was embedded. With `keep` (context_mode "staged": a provisional
+    vector) the window stays queued for its text vector. A closed memory keeps its row, marked not live
+    (as_of recall), and gets no new vector. Returns True when written or removed."""
+    if keep:
+        if not db.execute("select 1 from ctx_queue where chunk_seq = ? and gen = ?", (seq, gen)).fetchone():
+            return False
+    elif not db.execute("delete from ctx_queue where chunk_seq = ? and gen = ?", (seq, gen)).rowcount:
         return False
     row = db.execute("select namespace, lang, valid_until is null from chunks where seq = ?", (seq,)).fetchone()
     if row is None or not row[2]:

@@ -495,9 +495,10 @@ class SqliteStore(SharedSql, Browse):
     def context_queued(self, limit: int, skip: Collection[int] = ()) -> list[tuple[int, int, list[str]]]:
         return derived.context_windows(self.reader(), limit, skip)
 
-    def context_queued_vectors(self, limit: int) -> list[tuple[int, int, list[tuple[int, np.ndarray | None]]]]:
+    def context_queued_vectors(self, limit: int,
+                               unmade: bool = False) -> list[tuple[int, int, list[tuple[int, np.ndarray | None]]]]:
         db = self.reader()
-        return [(seq, gen, self._window_vectors(db, seq)) for seq, gen in derived.ctx_queue_head(db, limit)]
+        return [(seq, gen, self._window_vectors(db, seq)) for seq, gen in derived.ctx_queue_head(db, limit, (), unmade)]
 
     def index_building(self, namespace: str | None = None) -> int:
         return self.ann.building(namespace)
@@ -506,9 +507,9 @@ class SqliteStore(SharedSql, Browse):
         sql, args = derived.ctx_pending_sql(namespace)
         return int(self.reader().execute(sql, args).fetchone()[0])
 
-    def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]]) -> int:
+    def write_contexts(self, tx: Any, items: Sequence[tuple[int, int, np.ndarray | None]], keep: bool = False) -> int:
         return sum(derived.write_context(tx, seq, gen, None if vec is None else
-                                         np.asarray(vec, dtype=np.float32).tobytes()) for seq, gen, vec in items)
+                                         np.asarray(vec, dtype=np.float32).tobytes(), keep) for seq, gen, vec in items)
 
     def context_failed(self, seqs: Sequence[int], error: str) -> None:
         with self.atomic() as db:
