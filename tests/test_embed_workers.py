@@ -143,6 +143,32 @@ def test_a_niced_second_worker_embeds_beside_recalls_and_the_first_leaves_them_t
         assert first_calls == [], (twin_calls[0], first_calls[:3], last)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
+def test_while_the_niced_worker_has_the_model_the_first_still_makes_the_windows_means(
+        tmp_path: Path, e5: Any) -> None:
+    log: list[tuple[str, float, str]] = []
+    counted = _Counted(e5, log, "first", [])
+    cfg = _cfg(tmp_path, 2, MEMLANE_FACTS="off")
+    assert cfg.context_mode == "staged"
+    with Memory(tmp_path / "m.db", config=cfg, embedder=counted, start_worker=False) as m:
+        for text in _turns(48):
+            m.remember(text, namespace="g", thread="greenhouse")
+        windows = m.pending_context()
+        spans = _recalls_during_drain(m, 1.0)
+        while m.pending_embeddings() > 0 and time.monotonic() - spans[0][0] < 120:  # recalls go on meanwhile
+            m.recall("which sensor logged 12 degrees?", namespace="g")
+            time.sleep(0.3)
+        for _ in range(10):  # 3 s more of recalls: the first worker stays off the model throughout
+            m.recall("which sensor logged 12 degrees?", namespace="g")
+            time.sleep(0.3)
+        db = m.store.reader()
+        made = db.execute("select count(*) from chunk_ctx_vec").fetchone()[0]
+        by_twin = sum(1 for name, _, t in log if name == "twin" and "\n" in t)
+        # Every window has a vector: the spare's text ones, and the first worker's means for the rest.
+        assert made == windows and by_twin < windows, (made, by_twin, windows)
+        assert m.flush(timeout=300)
+
+
 def test_no_backlog_no_second_model(tmp_path: Path, e5: Any) -> None:
     twins: list[_Counted] = []
     counted = _Counted(e5, [], "first", twins)
