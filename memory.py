@@ -37,6 +37,7 @@ from lang import facts as facts_mod
 from lang import near_duplicates as nd
 from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
+from server import heaptrim
 from store import local_dir, locate, open_store, portable
 from store.protocol import NewChunk, Store, chunk_filter
 from store.sqlite.db import SCHEMA_VERSION, connect, migrate
@@ -57,10 +58,11 @@ WARM_UP_QUERIES = ("what did we decide about the project last week?", "我们上
 SUPERSEDES_MAX = 20  # predecessors memory_history lists
 WAIT_EMBEDDED_S = 60.0  # memory_remember with wait_embedded waits at most this long for its vector
 # An extra embedding worker takes a batch only when no recall came in for QUIET_S seconds, loads its model
-# only when at least SPARE_BACKLOG texts are queued, and drops it (about 40 MB RSS) after SPARE_IDLE_S without work.
+# only when at least SPARE_BACKLOG texts are queued, and drops it (about 40 MB RSS) after SPARE_IDLE_S without a
+# batch, recalls arriving or not (a second instance loads in about 30 ms).
 QUIET_S = 2.0
 SPARE_BACKLOG = 32
-SPARE_IDLE_S = 30.0
+SPARE_IDLE_S = 5.0
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -404,6 +406,9 @@ class Memory:
         spare: embed_work.Spare | None = None
         idle_since = time.monotonic()
         while not self._stop.is_set():
+            if spare is not None and time.monotonic() - idle_since >= SPARE_IDLE_S:
+                spare = None  # no batch for a while (a backlog ended, or recalls keep it out): drop its memory
+                self._trim_heap()
             wait = QUIET_S - (time.monotonic() - self._query_at)
             if wait > 0:  # a recall came in: leave the cores to it
                 with self._queue_cv:
@@ -413,6 +418,7 @@ class Memory:
             try:
                 if spare is None and self._pending(True) - self._claims.held() >= SPARE_BACKLOG:
                     spare = embed_work.Spare(self.embedder.twin(), self.embedder, self._quiet)  # type: ignore[attr-defined]
+                    idle_since = time.monotonic()
                 if spare is not None:
                     n = self._embed_batch(spare)
             except Exception:  # as in _embed_loop: the rows stay queued, the first worker goes on
@@ -424,10 +430,14 @@ class Memory:
             if n < 0:
                 self._stop.wait(5.0)  # the first worker backs off and retries these rows meanwhile
                 continue
-            if spare is not None and time.monotonic() - idle_since >= SPARE_IDLE_S:
-                spare = None  # an idle daemon does not keep the second model's memory
             with self._queue_cv:
                 self._queue_cv.wait(1.0)
+
+    def _trim_heap(self) -> None:
+        """After the second model is dropped: hand the heap its buffers freed back to the OS (about 13 MB
+        stays in malloc's arenas otherwise), unless a recall is running; the daemon trims after a burst."""
+        if self._quiet():
+            heaptrim.malloc_trim()
 
     def _embed_batch(self, embedder: Embedder | embed_work.Spare | None = None) -> int:
         """One batch of own vectors or, when none is free to take, of context windows, on `embedder` (by

@@ -37,6 +37,15 @@ def _malloc_trim() -> Callable[[int], int] | None:
     return fn  # type: ignore[no-any-return]
 
 
+def malloc_trim() -> bool:
+    """Trim malloc's arenas now (glibc); False where the C library has none."""
+    fn = _malloc_trim()
+    if fn is None:
+        return False
+    fn(0)
+    return True
+
+
 def _madvise() -> Callable[[int, int, int], int] | None:
     try:
         fn = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).madvise
