@@ -669,6 +669,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memlane {__version__}")
         return 0
     private.restrict_umask()  # the database, its WAL, the lock, the log: 0600 in 0700 folders
+    heaptrim.cap_arenas()  # before Memory starts its threads (server/heaptrim.py, DAEMON_ARENAS)
     lang = i18n_messages.normalize_lang(args.lang) if args.lang else i18n_messages.detect_lang()
     try:
         cfg = load_config(overrides={"host": args.host, "port": args.port, "db_path": args.db,

@@ -37,6 +37,7 @@ from lang import facts as facts_mod
 from lang import near_duplicates as nd
 from recall import hydrate, pipeline, relevance
 from recall.query import LANES, Plan, QueryInfo
+from server import heaptrim
 from store import local_dir, locate, open_store, portable
 from store.protocol import NewChunk, Store, chunk_filter
 from store.sqlite.db import SCHEMA_VERSION, connect, migrate
@@ -57,12 +58,12 @@ WARM_UP_QUERIES = ("what did we decide about the project last week?", "我们上
 SUPERSEDES_MAX = 20  # predecessors memory_history lists
 WAIT_EMBEDDED_S = 60.0  # memory_remember with wait_embedded waits at most this long for its vector
 # An extra embedding worker loads its model only when at least SPARE_BACKLOG texts are queued, and drops it
-# (about 40 MB RSS) after SPARE_IDLE_S without work. Niced (config embed_nice), it embeds beside the recalls and
-# the first worker leaves the shared model to them until none has come in for QUIET_S seconds; not niced, the
-# extra worker is the one that waits for QUIET_S.
+# (about 40 MB RSS) SPARE_IDLE_S after its last batch (a second instance loads in about 30 ms). Niced (config
+# embed_nice), it embeds beside the recalls and the first worker leaves the shared model to them until none has
+# come in for QUIET_S seconds; not niced, the extra worker is the one that waits for QUIET_S.
 QUIET_S = 2.0
 SPARE_BACKLOG = 32
-SPARE_IDLE_S = 30.0
+SPARE_IDLE_S = 5.0
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
@@ -436,6 +437,10 @@ class Memory:
         niced = embed_work.background_priority(self.config.embed_nice)
         idle_since = time.monotonic()
         while not self._stop.is_set():
+            if spare is not None and time.monotonic() - idle_since >= SPARE_IDLE_S:
+                spare = None  # no batch for a while (a backlog ended, or recalls keep it out): drop its memory
+                self._spare_model(niced, False)
+                self._trim_heap()
             wait = 0.0 if niced else QUIET_S - (time.monotonic() - self._query_at)
             if wait > 0:  # a recall came in: leave the cores to it
                 with self._queue_cv:
@@ -444,9 +449,11 @@ class Memory:
             n = 0
             try:
                 if spare is None and self._pending(True) - self._claims.held() >= SPARE_BACKLOG:
-                    twin = self.embedder.twin()  # type: ignore[attr-defined]
-                    spare = embed_work.Spare(twin, self.embedder, (lambda: True) if niced else self._quiet)
+                    # No name for the twin in this frame: dropping `spare` must free the model.
+                    spare = embed_work.Spare(self.embedder.twin(),  # type: ignore[attr-defined]
+                                             self.embedder, (lambda: True) if niced else self._quiet)
                     self._spare_model(niced, True)
+                    idle_since = time.monotonic()
                 if spare is not None:
                     n = self._embed_batch(spare)
             except Exception:  # as in _embed_loop: the rows stay queued, the first worker goes on
@@ -458,13 +465,16 @@ class Memory:
             if n < 0:
                 self._stop.wait(5.0)  # the first worker backs off and retries these rows meanwhile
                 continue
-            if spare is not None and time.monotonic() - idle_since >= SPARE_IDLE_S:
-                spare = None  # an idle daemon does not keep the second model's memory
-                self._spare_model(niced, False)
             with self._queue_cv:
                 self._queue_cv.wait(1.0)
         if spare is not None:
             self._spare_model(niced, False)
+
+    def _trim_heap(self) -> None:
+        """After the second model is dropped: hand the heap its buffers freed back to the OS (about 13 MB
+        stays in malloc's arenas otherwise), unless a recall is running; the daemon trims after a burst."""
+        if self._quiet():
+            heaptrim.malloc_trim()
 
     def _embed_batch(self, embedder: Embedder | embed_work.Spare | None = None) -> int:
         """One batch of own vectors or, when none is free to take, of context windows, on `embedder` (by

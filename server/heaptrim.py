@@ -19,12 +19,19 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import mmap
+import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 IDLE_S = 1.0  # seconds without a call before the heap is trimmed
 MADV_DONTNEED = 4  # Linux's value (asm-generic/mman-common.h)
+M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
+# The daemon's malloc arenas: glibc makes up to 8 per core, one per thread that finds the others busy. An index
+# built in the daemon (its rows read, then usearch's threads) leaves arenas fragmented, and threads that later
+# allocate there keep their pages. Two arenas for the whole daemon measured 192-200 MB instead of 250-252 MB
+# after 400 writes and 300 recalls on a 10k store whose index the daemon built (docs/BENCHMARKS.md, issue 30).
+DAEMON_ARENAS = 2
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -35,6 +42,28 @@ def _malloc_trim() -> Callable[[int], int] | None:
         return None
     fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
     return fn  # type: ignore[no-any-return]
+
+
+def cap_arenas(n: int = DAEMON_ARENAS, environ: Mapping[str, str] | None = None) -> bool:
+    """At most `n` malloc arenas from now on (glibc's mallopt M_ARENA_MAX), unless MALLOC_ARENA_MAX is set, which
+    glibc has already read. Call before the threads start. False where the C library has no mallopt."""
+    if "MALLOC_ARENA_MAX" in (os.environ if environ is None else environ):
+        return False
+    try:
+        fn = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes, fn.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(fn(M_ARENA_MAX, n))
+
+
+def malloc_trim() -> bool:
+    """Trim malloc's arenas now (glibc); False where the C library has none."""
+    fn = _malloc_trim()
+    if fn is None:
+        return False
+    fn(0)
+    return True
 
 
 def _madvise() -> Callable[[int, int, int], int] | None:

@@ -8,6 +8,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,35 @@ def test_while_the_niced_worker_has_the_model_the_first_still_makes_the_windows_
         # Every window has a vector: the spare's text ones, and the first worker's means for the rest.
         assert made == windows and by_twin < windows, (made, by_twin, windows)
         assert m.flush(timeout=300)
+
+
+def test_the_second_model_is_dropped_while_recalls_keep_it_out(tmp_path: Path, e5: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory_mod, "SPARE_IDLE_S", 1.0)
+    twins: list[_Counted] = []
+    counted = _Counted(e5, [], "first", twins)
+    with Memory(tmp_path / "m.db", config=_cfg(tmp_path, 2, MEMLANE_FACTS="off", MEMLANE_CONTEXT_VECTORS="off"),
+                embedder=counted, start_worker=False) as m:
+        for text in _turns(300):
+            m.remember(text, namespace="g")
+        m.recall("greenhouse sensor", namespace="g")  # builds the relevance cohort before the workers start
+        m.start_worker()
+        until = time.monotonic() + 120
+        while not twins and time.monotonic() < until:  # a backlog of 300 loads the second model
+            time.sleep(0.05)
+        assert twins
+        alive = [weakref.ref(twin) for twin in twins]
+        twins.clear()
+        drained = None
+        while time.monotonic() < until:  # recalls from here on keep the second worker out; the first drains
+            m.recall("which sensor logged 12 degrees?", namespace="g")
+            if drained is None and m.pending_embeddings() == 0:
+                drained = time.monotonic()
+            if drained is not None and all(ref() is None for ref in alive):
+                break
+            time.sleep(0.3)
+        assert drained is not None
+        assert all(ref() is None for ref in alive), "the second model outlived its backlog while recalls arrived"
 
 
 def test_no_backlog_no_second_model(tmp_path: Path, e5: Any) -> None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from server import heaptrim
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_trims_once_per_burst_and_only_when_idle() -> None:
@@ -78,3 +83,33 @@ def test_trim_runs_what_it_is_also_given() -> None:
     h.touch()
     assert h.trim() and also == ["released"]
     assert not h.trim() and also == ["released"]  # once per burst, like the trim itself
+
+
+_ARENAS = """
+import ctypes, sys, threading
+from server import heaptrim
+print(heaptrim.cap_arenas(1) if sys.argv[1] == "cap" else None)
+hold = []
+def work():
+    hold.append([bytes(1000 + i) for i in range(300)])
+threads = [threading.Thread(target=work) for _ in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+ctypes.CDLL("libc.so.6").malloc_stats()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt and malloc_stats")
+def test_cap_arenas_keeps_new_threads_on_the_arenas_there_are() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+
+    def arenas(mode: str) -> tuple[str, int]:
+        done = subprocess.run([sys.executable, "-c", _ARENAS, mode], cwd=ROOT, env=env, capture_output=True,
+                              text=True, check=True)
+        return done.stdout.strip(), sum(line.startswith("Arena ") for line in done.stderr.splitlines())
+
+    assert arenas("free")[1] > 1  # glibc's default: a new thread gets an arena of its own
+    assert arenas("cap") == ("True", 1)
+    assert not heaptrim.cap_arenas(1, environ={"MALLOC_ARENA_MAX": "4"})  # the variable, read by glibc, wins
