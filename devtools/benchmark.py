@@ -28,7 +28,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -392,6 +392,23 @@ def _recall_phases(mem: Any, embedder: Any, queries: list[str], warm: list[str],
     result["ratios"] = ratios(result)
 
 
+def question_floor(embedder: Any, mat: np.ndarray) -> Callable[[str], float]:
+    """The ms this process takes to embed one question and rank `mat` by it (numpy's exact top 10): with the
+    ping after it, what no daemon can answer that question faster than (issue 30's per-question floor)."""
+
+    def floor(q: str) -> float:
+        t0 = time.perf_counter()
+        qv = np.asarray(embedder.embed_query(q), dtype=np.float32)
+        sims = mat @ qv
+        k = min(K_EXACT, len(sims))
+        if k:
+            top = np.argpartition(-sims, k - 1)[:k]
+            top = top[np.argsort(-sims[top])]
+        return (time.perf_counter() - t0) * 1000
+
+    return floor
+
+
 def _outside_phases(args: argparse.Namespace, embedder: Any, workdir: Path, db_path: Path, home: Path,
                     queries: list[str], result: dict[str, Any]) -> None:
     """What runs with the store closed: the raw embedder, bulk import, start-up and the daemon's round trip."""
@@ -410,7 +427,8 @@ def _outside_phases(args: argparse.Namespace, embedder: Any, workdir: Path, db_p
         # A fresh process: only its own passes must not share questions. The headline (HTTP) picks first, so
         # it keeps the most of the question kinds whose pools are small.
         sets = distinct_queries(WARMUP + args.queries, 3, args.chunks, args.seed)
-        result["daemon"] = daemon_phase(db_path, home, dict(zip(("http", "sse", "vector"), sets, strict=True)))
+        result["daemon"] = daemon_phase(db_path, home, dict(zip(("http", "sse", "vector"), sets, strict=True)),
+                                        floor=question_floor(embedder, bench_support.file_live_matrix(db_path, NS)))
         result["daemon"]["questions"] = t("bench.daemon_questions")
         if "skipped" in result["daemon"]:
             say("bench.daemon_skip", reason=result["daemon"]["skipped"])
@@ -653,6 +671,13 @@ def targets(r: dict[str, Any]) -> list[dict[str, Any]]:
             # longer), which leaves the rest of a recall the difference.
             add("the floor's parts at p95 (ping + embedding + numpy) / floor", "-",
                 round((ping["p95_ms"] + emb["p95_ms"] + npy.get("p95_ms", npy["p50_ms"])) / floor, 3), None)
+        qf = d.get("streamable_http_question_floor", {})
+        if qf.get("p50_ms") and qf.get("p95_ms"):
+            # Like with like: each question's own floor, taken right before the daemon was asked it.
+            add("daemon recall p50 / per-question floor p50", "<= 1.3x", [qf["p50_ms"], round(http["p50_ms"] / qf["p50_ms"], 3)],
+                http["p50_ms"] / qf["p50_ms"] <= 1.3)
+            add("daemon recall p95 / per-question floor p95", "<= 1.5x", [qf["p95_ms"], round(http["p95_ms"] / qf["p95_ms"], 3)],
+                http["p95_ms"] / qf["p95_ms"] <= 1.5)
         if vec.get("p50_ms"):
             add("daemon all lanes / vector lane alone", "<= 1.2x", round(http["p50_ms"] / vec["p50_ms"], 3),
                 http["p50_ms"] / vec["p50_ms"] <= 1.2)

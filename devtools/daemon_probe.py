@@ -11,6 +11,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,10 +81,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def _mcp_recalls(url: str, transport: str, queries: list[str],
-                       lanes: list[str] | None = None) -> tuple[list[float], list[float]]:
+async def _mcp_recalls(url: str, transport: str, queries: list[str], lanes: list[str] | None = None,
+                       floor: Callable[[str], float] | None = None) -> tuple[list[float], list[float], list[float]]:
     """Round trips of memory_recall (all lanes, or `lanes`) and of an MCP ping, on one session; the first
-    WARMUP questions warm the session up and are not timed."""
+    WARMUP questions warm the session up and are not timed. With `floor` (the ms this process takes to embed
+    a question and rank the store's vectors by it), each question's own floor too, taken right before the
+    daemon is asked it: that time plus the ping after it."""
 
     if transport == "sse":
 
@@ -91,7 +94,9 @@ async def _mcp_recalls(url: str, transport: str, queries: list[str],
     else:
 
         ctx = streamable_http_client(url)
-    times, pings = [], []
+    times: list[float] = []
+    pings: list[float] = []
+    floors: list[float] = []
     extra = {"lanes": lanes} if lanes else {}
     async with ctx as streams:
         async with ClientSession(streams[0], streams[1]) as session:
@@ -99,6 +104,7 @@ async def _mcp_recalls(url: str, transport: str, queries: list[str],
             for q in queries[:WARMUP]:
                 await session.call_tool("memory_recall", {"query": q, "namespace": NS, **extra})
             for q in queries[WARMUP:]:
+                own = floor(q) if floor else 0.0
                 t0 = time.perf_counter()
                 res = await session.call_tool("memory_recall", {"query": q, "namespace": NS, **extra})
                 times.append((time.perf_counter() - t0) * 1000)
@@ -107,12 +113,16 @@ async def _mcp_recalls(url: str, transport: str, queries: list[str],
                 t0 = time.perf_counter()
                 await session.send_ping()  # the protocol's own floor: one round trip, no work
                 pings.append((time.perf_counter() - t0) * 1000)
-    return times, pings
+                if floor:
+                    floors.append(own + pings[-1])
+    return times, pings, floors
 
 
-def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]]) -> dict[str, Any]:
+def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]],
+                 floor: Callable[[str], float] | None = None) -> dict[str, Any]:
     """Start the daemon on `db_path`, then recall over SSE, Streamable HTTP, and Streamable HTTP with the
-    vector lane alone, each pass with its own questions (`queries`, keyed "sse", "http", "vector")."""
+    vector lane alone, each pass with its own questions (`queries`, keyed "sse", "http", "vector"). `floor`:
+    see _mcp_recalls; the Streamable HTTP pass reports each question's floor beside its recall."""
     server = ROOT / "mcp_server.py"
     if not server.exists():
         return {"skipped": t("bench.daemon_missing", path=str(server))}
@@ -146,10 +156,13 @@ def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]]) -> di
         time.sleep(0.5)
         out["rss_idle_mb"] = rss_mb(proc.pid)
         for transport, path, key in (("sse", "/sse", "sse"), ("streamable_http", "/mcp", "http")):
-            times, pings = asyncio.run(_mcp_recalls(base + path, key, queries[key]))
+            times, pings, floors = asyncio.run(_mcp_recalls(base + path, key, queries[key],
+                                                            floor=floor if key == "http" else None))
             out[transport] = pct(times)
             out[f"{transport}_ping"] = pct(pings)
-        times, _ = asyncio.run(_mcp_recalls(base + "/mcp", "http", queries["vector"], lanes=["vector"]))
+            if floors:
+                out[f"{transport}_question_floor"] = pct(floors)
+        times, _, _ = asyncio.run(_mcp_recalls(base + "/mcp", "http", queries["vector"], lanes=["vector"]))
         out["streamable_http_vector_only"] = pct(times)
         out["rss_busy_mb"] = rss_mb(proc.pid)  # right after the last recall
         time.sleep(2.5)  # the daemon trims its heap once idle for a second (server/heaptrim.py)

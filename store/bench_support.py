@@ -56,6 +56,16 @@ def seqs_of(db: Any, chunk_ids: Sequence[str]) -> dict[str, int]:
     return out
 
 
+def file_live_matrix(path: Path, namespace: str) -> np.ndarray:
+    """A namespace's live float32 vectors of a SQLite memlane file (opened read-only), one row each."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        seqs, blobs = live_f32_vectors(db, namespace)
+    finally:
+        db.close()
+    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(seqs), -1)
+
+
 def file_f32_vectors(path: Path, n: int) -> list[bytes]:
     """The first `n` float32 vectors of a SQLite memlane file, opened read-only."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)

@@ -8,6 +8,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -309,3 +310,20 @@ def test_the_floor_checks_read_one_runs_figures() -> None:
     assert rows["daemon recall p95 / floor"]["met"] is False  # 40 / 16.1 = 2.48
     parts = rows["the floor's parts at p95 (ping + embedding + numpy) / floor"]
     assert parts["value"] == round((6.0 + 18.0 + 0.2) / floor, 3) and parts["met"] is None
+    assert "daemon recall p95 / per-question floor p95" not in rows  # a run without the per-question floors
+    r["daemon"]["streamable_http_question_floor"] = pct(20.0, 25.0)
+    rows = {row["measure"]: row for row in b.targets(r)}
+    assert rows["daemon recall p50 / per-question floor p50"]["value"] == [20.0, 1.3]
+    assert rows["daemon recall p50 / per-question floor p50"]["met"] is True
+    assert rows["daemon recall p95 / per-question floor p95"]["value"] == [25.0, 1.6]
+    assert rows["daemon recall p95 / per-question floor p95"]["met"] is False  # 40 / 25 = 1.6
+
+
+def test_a_questions_floor_is_its_embedding_and_an_exact_top_10(e5: Any) -> None:
+    from devtools import benchmark as b
+
+    mat = np.random.default_rng(3).standard_normal((2000, e5.dim)).astype(np.float32)
+    floor = b.question_floor(e5, mat)
+    took = [floor("where did the team move the build server?") for _ in range(3)]
+    assert all(0 < ms < 10_000 for ms in took)
+    assert b.question_floor(e5, mat[:0])("an empty store") > 0  # nothing to rank: the embedding alone
