@@ -5,12 +5,14 @@ what a recall pays for once (the model, the lexicon, the segmenter, the index pa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import statistics
 import time
 
 import httpx
 import pytest
 from daemon_util import mcp_session, running_daemon
+from mcp.types import CallToolResult
 
 pytestmark = pytest.mark.e2e
 
@@ -30,8 +32,12 @@ async def _remember(d) -> None:
 async def _recall_times(d, n: int) -> list[float]:
     out = []
     async with mcp_session(d, "http") as s:
-        # One cheap call first, so the client's own first-call costs are not counted against the daemon's recall.
+        # One cheap call first, so the client's own first-call costs are not counted against the daemon's recall;
+        # and the client's validator of memory_recall's output schema compiled (the SDK compiles it at a tool's
+        # first result, about 60 times the cost of a validation) on a result made here, not on the first recall's.
         assert not (await s.call_tool("memory_stats", {})).is_error
+        with contextlib.suppress(RuntimeError):
+            await s.validate_tool_result("memory_recall", CallToolResult(content=[], structured_content={"hits": []}))
         for i in range(n):
             t0 = time.perf_counter()
             # A new question each time: a repeated one would skip its embedding (the query cache).
@@ -52,7 +58,11 @@ def test_first_recall_after_start_is_warm(tmp_path):
             time.sleep(0.2)
     # A second start on the same file is what a user meets every morning.
     with running_daemon(tmp_path, db_path=db) as d:
-        times = asyncio.run(_recall_times(d, 21))
-    first, rest = times[0], statistics.median(times[1:])
-    print(f"first recall {first*1000:.0f} ms, median of the next 20 {rest*1000:.0f} ms")
-    assert first <= 2 * rest, f"first recall {first*1000:.0f} ms, median of the next 20 {rest*1000:.0f} ms; all {[round(x*1000) for x in times]}"
+        times = asyncio.run(_recall_times(d, 41))
+    # Like with like: the later recalls of the first one's question. They cost different amounts: one that
+    # names someone most memories mention embeds the question a second time (relevance, "what is asked").
+    same = times[len(QUERIES)::len(QUERIES)]
+    first, rest = times[0], statistics.median(same)
+    print(f"first recall {first*1000:.0f} ms, median of the {len(same)} later ones of its question {rest*1000:.0f} ms")
+    assert first <= 2 * rest, (f"first recall {first*1000:.0f} ms, median of the {len(same)} later ones of its "
+                               f"question {rest*1000:.0f} ms; all {[round(x*1000) for x in times]}")
