@@ -398,15 +398,20 @@ def question_floor(embedder: Any, mat: np.ndarray) -> Callable[[str], float]:
 
     def floor(q: str) -> float:
         t0 = time.perf_counter()
-        qv = np.asarray(embedder.embed_query(q), dtype=np.float32)
-        sims = mat @ qv
-        k = min(K_EXACT, len(sims))
-        if k:
-            top = np.argpartition(-sims, k - 1)[:k]
-            top = top[np.argsort(-sims[top])]
+        exact_top(mat, np.asarray(embedder.embed_query(q), dtype=np.float32))
         return (time.perf_counter() - t0) * 1000
 
     return floor
+
+
+def exact_top(mat: np.ndarray, qv: np.ndarray, k: int = K_EXACT) -> np.ndarray:
+    """Row indices of `mat`'s `k` rows nearest `qv` by dot product, nearest first: numpy's brute force."""
+    sims = mat @ qv
+    k = min(k, len(sims))
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    top = np.argpartition(-sims, k - 1)[:k]
+    return top[np.argsort(-sims[top])]
 
 
 def _outside_phases(args: argparse.Namespace, embedder: Any, workdir: Path, db_path: Path, home: Path,
@@ -536,10 +541,7 @@ def baselines(mem: Any, qvecs: list[np.ndarray], vec_outs: list[dict[str, Any]])
     np_times, exact = [], []
     for qv in qvecs:
         t0 = time.perf_counter()
-        sims = mat @ qv
-        k = min(K_EXACT, len(sims))
-        top = np.argpartition(-sims, k - 1)[:k]
-        top = top[np.argsort(-sims[top])]
+        top = exact_top(mat, qv)
         np_times.append((time.perf_counter() - t0) * 1000)
         exact.append(seq_arr[top].tolist())
     vec_times = []
