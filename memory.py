@@ -27,7 +27,7 @@ from config import Config, load_config
 from contract import validate as v
 from contract.errors import Conflict, InvalidArgument, NotFound, Unavailable
 from contract.tools import BY_NAME
-from embedder import Embedder, make_embedder
+from embedder import Embedder, make_embedder, usable_cores
 from i18n_messages import t as t_msg
 from ingest import embed_work
 from ingest import threads as th
@@ -554,7 +554,8 @@ class Memory:
             return {"hits": [], "took_ms": round(took, 3), "lanes": {}, "skipped": "placeholder"}
         plan = Plan(flt, QueryInfo(text), k, lane_set, cfg, floor)  # `config` is read per call: benchmarks replace it
         pool = self._pool if cfg.parallel_lanes else None
-        hits, results, wall_ms = pipeline.recall(self.store, plan, self.query_vector, pool, self.cohort, full)
+        hits, results, wall_ms = pipeline.recall(self.store, plan, self.query_vector, pool, self.cohort, full,
+                                                 self.query_vector_beside if cfg.asked_beside else None)
         took = (time.perf_counter() - started) * 1000
         lanes_out = {name: {"hits": len(r.seqs), "ms": round(r.ms, 3)} for name, r in results.items()}
         self._log_recall(ns, text, took, lanes_out, wall_ms, hits, None)
@@ -601,20 +602,41 @@ class Memory:
 
     def query_vector(self, text: str) -> np.ndarray:
         """The query's embedding, from an LRU cache when possible."""
-        size = self.config.query_cache_size
-        if size:
-            with self._qcache_lock:
-                hit = self._qcache.get(text)
-                if hit is not None:
-                    self._qcache.move_to_end(text)
-                    return hit
+        hit = self._cached(text)
+        if hit is not None:
+            return hit
         vec = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
+        self._cache(text, vec)
+        return vec
+
+    def query_vector_beside(self, text: str, ahead: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """`text`'s vector, and `ahead`'s when it was cached or could be made beside it (embed_beside): a
+        reading recall may need next, made on another core meanwhile. With `text` cached, `ahead` waits."""
+        cached, later = self._cached(text), self._cached(ahead)
+        beside = getattr(self.embedder, "embed_beside", None)
+        if cached is not None or later is not None or beside is None or usable_cores() < 2:
+            return (cached if cached is not None else self.query_vector(text)), later
+        vec, ahead_vec = (np.asarray(x, dtype=np.float32) for x in beside(text, ahead))
+        self._cache(text, vec)
+        self._cache(ahead, ahead_vec)
+        return vec, ahead_vec
+
+    def _cached(self, text: str) -> np.ndarray | None:
+        if not self.config.query_cache_size:
+            return None
+        with self._qcache_lock:
+            hit = self._qcache.get(text)
+            if hit is not None:
+                self._qcache.move_to_end(text)
+            return hit
+
+    def _cache(self, text: str, vec: np.ndarray) -> None:
+        size = self.config.query_cache_size
         if size:
             with self._qcache_lock:
                 self._qcache[text] = vec
                 while len(self._qcache) > size:
                     self._qcache.popitem(last=False)
-        return vec
 
     def _log_recall(self, ns: str, query: str, took: float, lanes: dict[str, Any], wall_ms: float | None,
                     hits: list[dict[str, Any]], skipped: str | None) -> None:

@@ -191,28 +191,51 @@ def relevance_of(store: Store, plan: Plan, seqs: list[int], fused: Fused, qv: np
     return out
 
 
-def _once(embed: Callable[[str], np.ndarray]) -> Callable[[str], np.ndarray]:
+Beside = Callable[[str, str], tuple[np.ndarray, np.ndarray | None]]
+
+
+def _once(embed: Callable[[str], np.ndarray], beside: Beside | None = None,
+          first: str = "", ahead: str | None = None) -> Callable[[str], np.ndarray]:
     """`embed`, computing each text once for one recall (with the query cache off, relevance embedded
-    the query a second time: 15 ms of every recall at 10k)."""
+    the query a second time: 15 ms of every recall at 10k). When `first` is asked for, `ahead` is made
+    beside it (`beside`: on another core, or from the cache), so that a later reading of it costs nothing."""
     seen: dict[str, np.ndarray] = {}
+    spare = [ahead] if beside is not None and ahead and ahead != first else []
 
     def get(text: str) -> np.ndarray:
         if text not in seen:
-            seen[text] = embed(text)
+            if spare and text == first:
+                assert beside is not None
+                ahead_text = spare.pop()
+                seen[text], later = beside(text, ahead_text)
+                if later is not None:
+                    seen.setdefault(ahead_text, later)
+            else:
+                seen[text] = embed(text)
         return seen[text]
 
     return get
 
 
+def asked_ahead(plan: Plan, cohort: object) -> str | None:
+    """The text "what is asked" would embed when all the query's names turn out common (asked_of): made
+    beside the query's own vector, it costs no wall time; only when relevance will read it."""
+    if cohort is None or not plan.cfg.asked_relevance:
+        return None
+    return relevance.without_names(plan.query, [group[0] for group in plan.q.relevance_terms.names])
+
+
 def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: Executor | None,
            cohort: Callable[[], relevance.Cohort] | None = None,
-           full: bool = True) -> tuple[list[dict[str, Any]], dict[str, LaneResult], float]:
+           full: bool = True, beside: Beside | None = None) -> tuple[list[dict[str, Any]], dict[str, LaneResult], float]:
     """The hits of one recall, the whole question's lane results, and their wall time (ms).
 
     Hits carry `relevance`; those below plan.min_relevance are left out, and the next candidates move up.
-    Unless `full`, hits are made for hydrate.brief (no thread neighbours).
+    Unless `full`, hits are made for hydrate.brief (no thread neighbours). `beside` (Memory.query_vector_beside)
+    makes the query's "what is asked" text on another core while the query itself is embedded.
     """
-    embed = _once(embed)  # the vector lane and relevance read the same query vector
+    # The vector lane and relevance read the same query vector.
+    embed = _once(embed, beside, plan.query, asked_ahead(plan, cohort))
     results, wall = run_lanes(store, plan, embed, pool, read_query=True)
     fused = fuse(store, plan, results)
     if plan.cfg.query_split and plan.q.parts:
