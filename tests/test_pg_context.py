@@ -131,7 +131,7 @@ def test_migration_4_queues_the_windows_and_grounds_the_dates_of_an_existing_dat
                          "valid_until, thread, thread_pos, thread_by) values (%s, 'default', %s, %s, %s, %s, %s, "
                          "%s, %s, %s)", (cid, text, cid, "2023-05-08T13:56:00+00:00", "2023-05-08T13:56:00+00:00",
                                          until, "auto:t" if by != "time" else "auto:u", n, by))
-    assert postgres_db.migrate(pg_url, 384) == [4, 5]
+    assert postgres_db.migrate(pg_url, 384) == [4, 5, 6]
     with psycopg.connect(pg_url, autocommit=True) as conn:
         queued = [r[0] for r in conn.execute("select c.id from ctx_queue q join chunks c on c.seq = q.chunk_seq "
                                              "order by 1")]

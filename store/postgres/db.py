@@ -417,9 +417,15 @@ def _normal_keys(dim: int) -> list[Any]:
     return [lambda conn: normalise_keys(Handle(conn))]
 
 
+def _last_memory_index(dim: int) -> list[str]:
+    """Version 6 (issue 30), as SQLite's migration 6: an index for a namespace's latest memory
+    (Store.last_memory, read by every remember), which otherwise reads and sorts the namespace's rows."""
+    return ["create index chunks_ns_kind on chunks(namespace, kind, seq)"]
+
+
 # Append-only. Each entry runs once, in its own transaction with its version bump. An entry returns its
 # steps: SQL statements, or a callable given the connection (for derived rows only Python can make).
-MIGRATIONS = [_baseline, _threads, _hnsw_32, _context_and_dates, _normal_keys]
+MIGRATIONS = [_baseline, _threads, _hnsw_32, _context_and_dates, _normal_keys, _last_memory_index]
 SCHEMA_VERSION = len(MIGRATIONS)
 VERSION_TABLE = "memlane_schema"
 MIGRATION_LOCK = 0x6D656D6C616E65  # 'memlane': daemons starting together migrate one at a time

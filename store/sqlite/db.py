@@ -182,9 +182,16 @@ def _no_sign_bits(conn: Any, dim: int) -> None:
     """)
 
 
+def _last_memory_index(conn: Any, dim: int) -> None:
+    """Version 6 (issue 30): an index for a namespace's latest memory (Store.last_memory, read by every
+    remember). Without it SQLite read all of the namespace's rows and sorted them: 6.5 ms of a 9.4 ms
+    acknowledgement at 10k chunks, growing with the store. The index's last column is the rowid (seq)."""
+    conn.execute("create index if not exists chunks_ns_kind on chunks(namespace, kind)")
+
+
 # Append-only. Each entry runs once, in its own BEGIN IMMEDIATE transaction with its version bump.
 MIGRATIONS: list[Callable[[Any, int], None]] = [_baseline, _threads_and_context, _context_queue, _normal_keys,
-                                                _no_sign_bits]
+                                                _no_sign_bits, _last_memory_index]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -127,12 +127,16 @@ class SqliteStore(SharedSql, Browse):
                 self._readers.append(conn)
         return conn
 
-    def set_trace(self, callback: Callable[[str], None] | None) -> None:
-        """Call `callback` with every statement the read connections run (benchmarks explain them); None stops."""
+    def set_trace(self, callback: Callable[[str], None] | None, writer: bool = False) -> None:
+        """Call `callback` with every statement the read connections run (benchmarks explain them), and
+        with `writer` the writer's too; None stops."""
         self._trace = callback
         with self._readers_lock:
             for conn in self._readers:
                 conn.set_trace_callback(callback)
+        if writer:
+            with self._write_lock:
+                self._writer.set_trace_callback(callback)
 
     def check_writable(self) -> None:
         """Refuse at start, not at the first write, when the file is read-only (SQLite opens it anyway)."""
