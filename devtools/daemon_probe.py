@@ -118,11 +118,34 @@ async def _mcp_recalls(url: str, transport: str, queries: list[str], lanes: list
     return times, pings, floors
 
 
+async def _mcp_writes(url: str, items: list[dict[str, Any]]) -> tuple[list[float], float]:
+    """memory_remember of each item, one after the other on one Streamable HTTP session, as an agent
+    writes: each call's round trip (ms) and the wall time of them all (s). The daemon's worker embeds
+    them meanwhile, as it would."""
+    times: list[float] = []
+    async with streamable_http_client(url) as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            started = time.perf_counter()
+            for item in items:
+                t0 = time.perf_counter()
+                res = await session.call_tool("memory_remember", {"content": item["content"], "namespace": NS,
+                                                                  "tags": item["tags"], "source": item["source"]})
+                times.append((time.perf_counter() - t0) * 1000)
+                if res.is_error:
+                    raise RuntimeError(f"memory_remember failed: {res.content}")
+            wall = time.perf_counter() - started
+    return times, wall
+
+
 def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]],
-                 floor: Callable[[str], float] | None = None) -> dict[str, Any]:
+                 floor: Callable[[str], float] | None = None,
+                 writes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Start the daemon on `db_path`, then recall over SSE, Streamable HTTP, and Streamable HTTP with the
     vector lane alone, each pass with its own questions (`queries`, keyed "sse", "http", "vector"). `floor`:
-    see _mcp_recalls; the Streamable HTTP pass reports each question's floor beside its recall."""
+    see _mcp_recalls; the Streamable HTTP pass reports each question's floor beside its recall. `writes`:
+    items (corpus.make_item) remembered through Streamable HTTP one by one after the RSS readings
+    (`mcp_writes`: each acknowledgement and the rate)."""
     server = ROOT / "mcp_server.py"
     if not server.exists():
         return {"skipped": t("bench.daemon_missing", path=str(server))}
@@ -171,6 +194,9 @@ def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]],
         if maps is not None and out["rss_after_mb"] is not None:
             out["index_mapped_mb"], out["index_resident_mb"] = maps
             out["rss_after_without_index_mb"] = round(out["rss_after_mb"] - maps[1], 1)
+        if writes:
+            times, wall = asyncio.run(_mcp_writes(base + "/mcp", writes))
+            out["mcp_writes"] = {**pct(times), "per_s": round(len(times) / wall, 1)}
         return out
     except Exception as exc:  # report what failed instead of hiding it; the rest of the run stands
         while getattr(exc, "exceptions", None):  # anyio wraps the real error in an exception group

@@ -317,6 +317,34 @@ def test_the_floor_checks_read_one_runs_figures() -> None:
     assert rows["daemon recall p50 / per-question floor p50"]["met"] is True
     assert rows["daemon recall p95 / per-question floor p95"]["value"] == [25.0, 1.6]
     assert rows["daemon recall p95 / per-question floor p95"]["met"] is False  # 40 / 25 = 1.6
+    assert "writes acknowledged over MCP, one by one" not in rows  # a run without the write pass
+    r["daemon"]["mcp_writes"] = {**pct(3.1, 6.0), "per_s": 280.5}
+    rows = {row["measure"]: row for row in b.targets(r)}
+    assert rows["writes acknowledged over MCP, one by one"]["value"] == [280.5, 3.1]
+    assert rows["writes acknowledged over MCP, one by one"]["met"] is True
+
+
+def test_the_daemon_pass_writes_through_mcp_and_reports_the_rate(tmp_path: Path, e5: Any) -> None:
+    from config import load_config
+    from devtools import corpus
+    from devtools import daemon_probe as dp
+    from memory import Memory
+
+    db, home = tmp_path / "d.db", tmp_path / "home"
+    home.mkdir()
+    with Memory(db, config=load_config({"HOME": str(home)}), embedder=e5) as m:
+        for i in range(20):
+            item = corpus.make_item(i, 5)
+            m.remember(item["content"], namespace=corpus.NS, tags=item["tags"], source=item["source"])
+        assert m.flush(120)
+    queries = {k: corpus.make_queries(corpus.WARMUP + 3, 20, seed) for seed, k in enumerate(("http", "sse", "vector"))}
+    writes = [corpus.make_item(1000 + i, 5) for i in range(6)]
+    d = dp.daemon_phase(db, home, queries, writes=writes)
+    assert "error" not in d and "skipped" not in d, d
+    assert d["mcp_writes"]["count"] == 6 and d["mcp_writes"]["per_s"] > 0
+    with Memory(db, config=load_config({"HOME": str(home)}), embedder=e5, start_worker=False) as m:
+        found = m.recall(writes[-1]["content"], namespace=corpus.NS, lanes=["meta"])["hits"]
+    assert found and found[0]["content"] == writes[-1]["content"]
 
 
 def test_a_questions_floor_is_its_embedding_and_an_exact_top_10(e5: Any) -> None:
