@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "repair": ("commands.repair_vectors", "data.help.repair"),
     "reembed": ("commands.reembed", "cli.help.reembed"),
     "bench": ("devtools.benchmark", "cli.help.bench"),
+    "bench ab": ("devtools.bench_ab", "cli.help.bench_ab"),
     "bench ann": ("devtools.bench_ann", "cli.help.bench_ann"),
     "bench dashboard": ("devtools.bench_dashboard", "cli.help.bench_dashboard"),
     "bench halfvec": ("devtools.bench_halfvec", "cli.help.bench_halfvec"),

@@ -126,6 +126,19 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def spare_core() -> bool:
+    """Whether a second thread would find a core of its own now: two cores or more, and a 1-minute load
+    average below all but one of them (no load average: assumed). Work beside a query is only worth it
+    then: with the cores taken it slows the query instead (`./memlane bench ab --switch asked_beside`)."""
+    cores = usable_cores()
+    if cores < 2:
+        return False
+    try:
+        return os.getloadavg()[0] < cores - 1
+    except (AttributeError, OSError):  # Windows has no load average
+        return True
+
+
 def _normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)

@@ -1543,6 +1543,30 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "time exact vector search against the approximate index by namespace size (the crossover)",
         "zh": "按命名空间大小比较精确向量检索与近似索引的耗时（交叉点）",
     },
+    "cli.help.bench_ab": {
+        "en": "one config switch on and off, question by question in one process (both readings see the same load)",
+        "zh": "在同一进程中逐个问题对比某个配置开关的开与关（两次读数处于相同负载下）",
+    },
+    "cli.help.bench_ab_switch": {
+        "en": "the Config boolean to compare, e.g. asked_beside",
+        "zh": "要对比的配置布尔项，例如 asked_beside",
+    },
+    "cli.help.bench_ab_passes": {
+        "en": "passes over the questions, the first side alternating (default 3)",
+        "zh": "对全部问题的轮数，每轮交替先后顺序（默认 3）",
+    },
+    "cli.bench_ab_bounds": {
+        "en": "--queries must be 1 to 10000 and --passes 1 to 100",
+        "zh": "--queries 须在 1 到 10000 之间，--passes 须在 1 到 100 之间",
+    },
+    "bench.ab_side": {
+        "en": "{switch} {side}: p50 {p50_ms} ms, p95 {p95_ms} ms, mean {mean_ms} ms (n={count})",
+        "zh": "{switch} {side}：p50 {p50_ms} 毫秒，p95 {p95_ms} 毫秒，平均 {mean_ms} 毫秒（n={count}）",
+    },
+    "bench.ab_ratio": {
+        "en": "per question, on / off: median {ratio}; recalls with different hits or relevance: {differ} of {total}",
+        "zh": "逐问题 开/关 之比的中位数：{ratio}；命中或相关度不同的检索：{total} 次中 {differ} 次",
+    },
     "cli.help.bench_profile": {
         "en": "where the time of one recall goes, stage by stage (wall-clock timers, query vectors cached)",
         "zh": "逐阶段列出一次检索的耗时（按实际时间计时，查询向量已缓存）",

@@ -27,7 +27,7 @@ from config import Config, load_config
 from contract import validate as v
 from contract.errors import Conflict, InvalidArgument, NotFound, Unavailable
 from contract.tools import BY_NAME
-from embedder import Embedder, make_embedder, usable_cores
+from embedder import Embedder, make_embedder, spare_core
 from i18n_messages import t as t_msg
 from ingest import embed_work
 from ingest import threads as th
@@ -611,10 +611,11 @@ class Memory:
 
     def query_vector_beside(self, text: str, ahead: str) -> tuple[np.ndarray, np.ndarray | None]:
         """`text`'s vector, and `ahead`'s when it was cached or could be made beside it (embed_beside): a
-        reading recall may need next, made on another core meanwhile. With `text` cached, `ahead` waits."""
+        reading recall may need next, made on another core meanwhile, when one is free (spare_core). With
+        `text` cached, `ahead` waits."""
         cached, later = self._cached(text), self._cached(ahead)
         beside = getattr(self.embedder, "embed_beside", None)
-        if cached is not None or later is not None or beside is None or usable_cores() < 2:
+        if cached is not None or later is not None or beside is None or not spare_core():
             return (cached if cached is not None else self.query_vector(text)), later
         vec, ahead_vec = (np.asarray(x, dtype=np.float32) for x in beside(text, ahead))
         self._cache(text, vec)

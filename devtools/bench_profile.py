@@ -28,7 +28,8 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -90,10 +91,21 @@ def _timers(mem: Any, clock: Callable[[], float] = time.perf_counter) -> tuple[d
     return spent, restore
 
 
-def main(argv: list[str] | None = None) -> int:
+@contextmanager
+def copied_memory(from_db: Path, prefix: str, env: dict[str, str]) -> Iterator[Any]:
+    """A Memory (no worker) on a copy of `from_db` in a temp folder that is its HOME, with `env` over the
+    defaults; the copy is deleted afterwards (bench profile, bench ab)."""
     # Deferred: the model and the store: loaded when the command runs, not for --help.
     from memory import Memory
 
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        db = Path(tmp) / "copy.db"
+        shutil.copyfile(from_db, db)
+        with Memory(db, config=load_config({"HOME": tmp, **env}), start_worker=False) as mem:
+            yield mem
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argument_parser("memlane bench profile", t("cli.help.bench_profile"))
     ap.add_argument("--from-db", type=Path, required=True, help=t("cli.help.bench_from_db"))
     ap.add_argument("--queries", type=int, default=50, help=t("cli.help.bench_queries"))
@@ -101,31 +113,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cold", action="store_true", help=t("cli.help.bench_profile_cold"))
     ap.add_argument("--cpu", action="store_true", help=t("cli.help.bench_profile_cpu"))
     args = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="memlane-profile-") as tmp:
-        db = Path(tmp) / "p.db"
-        shutil.copyfile(args.from_db, db)
-        cfg = load_config({"HOME": tmp, "MEMLANE_PARALLEL_LANES": "false"})
-        with Memory(db, config=cfg, start_worker=False) as mem:
-            n = mem.store.count_memories(args.namespace)
-            queries = make_queries(args.queries, n, 42)
-            warm = make_queries(args.queries, n, 4242) if args.cold else queries
-            if args.cold:
-                seen = set(warm)
-                queries = [q for q in queries if q not in seen]
-            mem.store.ann.get(args.namespace)
-            mem.store.ann.wait()
-            mem.config = dataclasses.replace(mem.config, query_cache_size=4096)
-            for q in warm:  # warm: model, segmenter, lexicon, caches
-                mem.recall(q, namespace=args.namespace)
+    with copied_memory(args.from_db, "memlane-profile-", {"MEMLANE_PARALLEL_LANES": "false"}) as mem:
+        n = mem.store.count_memories(args.namespace)
+        queries = make_queries(args.queries, n, 42)
+        warm = make_queries(args.queries, n, 4242) if args.cold else queries
+        if args.cold:
+            seen = set(warm)
+            queries = [q for q in queries if q not in seen]
+        mem.store.ann.get(args.namespace)
+        mem.store.ann.wait()
+        mem.config = dataclasses.replace(mem.config, query_cache_size=4096)
+        for q in warm:  # warm: model, segmenter, lexicon, caches
+            mem.recall(q, namespace=args.namespace)
+        for q in queries:
+            mem.query_vector(q)
+        spent, restore = _timers(mem, time.thread_time if args.cpu else time.perf_counter)
+        try:
             for q in queries:
-                mem.query_vector(q)
-            spent, restore = _timers(mem, time.thread_time if args.cpu else time.perf_counter)
-            try:
-                for q in queries:
-                    mem.recall(q, namespace=args.namespace)
-            finally:
-                restore()
-            long = long_texts(mem, args.namespace)
+                mem.recall(q, namespace=args.namespace)
+        finally:
+            restore()
+        long = long_texts(mem, args.namespace)
     print(f"load average: {os.getloadavg()}; {len(queries)} recalls{' of new questions' if args.cold else ''}, "
           f"lanes on one thread, query vectors cached; {'CPU time of the thread' if args.cpu else 'wall time'}")
     print("| stage | ms per recall |")

@@ -355,3 +355,24 @@ def test_a_questions_floor_is_its_embedding_and_an_exact_top_10(e5: Any) -> None
     took = [floor("where did the team move the build server?") for _ in range(3)]
     assert all(0 < ms < 10_000 for ms in took)
     assert b.question_floor(e5, mat[:0])("an empty store") > 0  # nothing to rank: the embedding alone
+
+
+def test_bench_ab_asks_each_question_on_both_sides_and_counts_differing_hits(tmp_path: Path, e5: Any) -> None:
+    import dataclasses
+
+    from config import load_config
+    from devtools import bench_ab
+    from memory import Memory
+
+    assert "asked_beside" in bench_ab.switches() and "context_mode" not in bench_ab.switches()
+    cfg = load_config({"HOME": str(tmp_path), "MEMLANE_QUERY_CACHE_SIZE": "0"})
+    with Memory(tmp_path / "ab.db", config=cfg, embedder=e5, start_worker=False) as m:
+        for text in ("Alice moved to Berlin last spring.", "Alice's cat is called Mochi.", "Bob sells bikes in Lyon."):
+            m.remember(text)
+        m.embed_pending()
+        questions = ["Where does Alice live?", "What is the name of Alice's cat?"]
+        same = bench_ab.compare(m, "asked_beside", questions, 2, "default")
+        assert same["on"]["count"] == same["off"]["count"] == 4 and same["recalls_differ"] == 0
+        changed = bench_ab.compare(m, "asked_relevance", questions, 1, "default")  # changes relevance
+        assert changed["recalls_differ"] >= 1
+        assert m.config == dataclasses.replace(cfg)  # put back as it was

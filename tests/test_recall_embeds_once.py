@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import embedder as embedder_mod
+import memory
 from config import load_config
 from memory import Memory
 
@@ -52,13 +53,27 @@ def test_a_recall_embeds_its_query_once_with_the_cache_off(tmp_path: Path, e5: A
     assert calls == [("query", "Where does Alice live?"), ("query", "Where does live?")]
 
 
-def test_what_is_asked_is_embedded_beside_the_query_with_the_same_hits(tmp_path: Path, e5: Any) -> None:
-    if embedder_mod.usable_cores() < 2:
-        pytest.skip("one core: the two texts are embedded one after the other")
+def test_what_is_asked_is_embedded_beside_the_query_with_the_same_hits(tmp_path: Path, e5: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     serial, _ = _recall_counting(tmp_path / "serial", e5, beside=False)
+    monkeypatch.setattr(memory, "spare_core", lambda: True)
     hits, calls = _recall_counting(tmp_path / "beside", e5, beside=True)
     assert calls == [("beside", "Where does Alice live?", "Where does live?")]
     assert [(h["content"], h["relevance"]) for h in hits] == [(h["content"], h["relevance"]) for h in serial]
+
+
+def test_with_no_core_to_spare_what_is_asked_waits_its_turn(tmp_path: Path, e5: Any,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "spare_core", lambda: False)
+    hits, calls = _recall_counting(tmp_path, e5, beside=True)
+    assert hits and calls == [("query", "Where does Alice live?"), ("query", "Where does live?")]
+
+
+def test_a_spare_core_needs_two_and_a_load_below_all_but_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    for cores, load, spare in ((1, 0.0, False), (2, 0.4, True), (2, 1.3, False), (4, 2.5, True), (4, 3.2, False)):
+        monkeypatch.setattr(embedder_mod, "usable_cores", lambda n=cores: n)
+        monkeypatch.setattr(embedder_mod.os, "getloadavg", lambda x=load: (x, x, x))
+        assert embedder_mod.spare_core() is spare, (cores, load)
 
 
 def test_embed_beside_gives_each_text_its_own_vector(e5: Any, monkeypatch: pytest.MonkeyPatch) -> None:
