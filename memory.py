@@ -55,6 +55,7 @@ REMEMBER, RECALL, RELATE, FORGET = (BY_NAME[n] for n in ("memory_remember", "mem
 UPDATE, GRAPH, PURGE = BY_NAME["memory_update"], BY_NAME["memory_graph_query"], BY_NAME["memory_purge"]
 # Memory.warm_up's questions: one per script, so both query analyses (and the Chinese segmenter) load.
 WARM_UP_QUERIES = ("what did we decide about the project last week?", "我们上周对项目做了什么决定？")
+WARM_UP_WRITES = ("Alice moved to Berlin last spring.", "张伟上周在上海讨论了预算。")  # the extractor's, not stored
 SUPERSEDES_MAX = 20  # predecessors memory_history lists
 WAIT_EMBEDDED_S = 60.0  # memory_remember with wait_embedded waits at most this long for its vector
 # An extra embedding worker loads its model only when at least SPARE_BACKLOG texts are queued, and drops it
@@ -565,7 +566,8 @@ class Memory:
 
     def warm_up(self, cohort: bool = True) -> None:
         """Pay now what the first recall after a start would pay: the model, the relevance cohort (about 130
-        embeddings, 4-7 s on two busy cores), the query analysis, the lanes' imports and index pages.
+        embeddings, 4-7 s on two busy cores), the query analysis, the lanes' imports and index pages; and
+        what the first write would: the entity extractor's tagger.
 
         Runs the recall pipeline on one English and one Chinese question without logging them; reads only.
         `cohort=False` skips the cohort (built once per process) to warm another thread's read connection.
@@ -585,6 +587,9 @@ class Memory:
                                          self._pool if self.config.parallel_lanes else None, self.cohort, False)
             for hit in hits:
                 hydrate.brief(hit)
+        if cohort:  # once a process: rjieba's tagger loads on the first Chinese name it meets (150 ms)
+            for text in WARM_UP_WRITES:
+                self._mentions(text)
 
     def cohort(self) -> relevance.Cohort:
         """The embedder's reference passages per language, which calibrate vector relevance (recall/relevance.py)."""
