@@ -464,7 +464,9 @@ def create_app(
     if "sse" in transports:
         routes += mcp.sse_app(transport_security=security, max_request_body_size=cfg.max_request_bytes).routes
     if "http" in transports:
-        routes += mcp.streamable_http_app(transport_security=security,
+        # A POST is answered with one JSON body, not an SSE stream of one event: no tool sends progress
+        # notifications, and the stream's tasks cost a write about 6 ms (issue 30, docs/BENCHMARKS.md).
+        routes += mcp.streamable_http_app(transport_security=security, json_response=True,
                                           max_request_body_size=cfg.max_request_bytes).routes
 
     async def trim_heap() -> None:

@@ -56,6 +56,8 @@ def test_every_other_path_needs_the_token(guarded: Daemon, method: str, path: st
 def test_the_token_opens_the_door(guarded: Daemon) -> None:
     r = httpx.post(guarded.mcp_url, headers={**MCP_HEADERS, **auth()}, json=INIT, timeout=10)
     assert r.status_code == 200
+    # One JSON body, not an SSE stream (json_response): what curl in the README prints as is.
+    assert r.headers["content-type"].startswith("application/json") and r.json()["result"]["serverInfo"]
     r = httpx.post(guarded.mcp_url, headers={**MCP_HEADERS, "Authorization": f"bearer {TOKEN}"}, json=INIT,
                    timeout=10)
     assert r.status_code == 200  # the scheme is case-insensitive
