@@ -172,7 +172,9 @@ def relevance_of(store: Store, plan: Plan, seqs: list[int], fused: Fused, qv: np
     contents = reads.contents(seqs)
     terms = plan.q.relevance_terms
     names = reads.alias_norms(seqs) if terms.names else {}
-    stored = relevance.names_stored(store, plan.flt, terms) if seqs else True
+    found = {seq: relevance.names_found(terms, contents.get(seq, ""), names.get(seq, set())) for seq in seqs}
+    # A candidate that names it is in the namespace, however it names it ($NVDA for Nvidia).
+    stored = any(found.values()) or relevance.names_stored(store, plan.flt, terms) if seqs else True
 
     def best(of: dict[int, float], seq: int) -> float | None:
         zs = [of[s] for s in (seq, facts.get(seq)) if s in of]
@@ -182,7 +184,7 @@ def relevance_of(store: Store, plan: Plan, seqs: list[int], fused: Fused, qv: np
     for seq in seqs:
         text = contents.get(seq, "")
         sig = relevance.Signals(best(zs_of, seq), relevance.coverage(terms, text),
-                                relevance.names_found(terms, text, names.get(seq, set())), stored,
+                                found[seq], stored,
                                 best(asked_zs, seq) if asked is not None else None,
                                 relevance.asked_coverage(terms, text, asked[1], plan.q.predicate_classes)
                                 if asked is not None else 1.0,
