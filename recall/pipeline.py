@@ -172,9 +172,7 @@ def relevance_of(store: Store, plan: Plan, seqs: list[int], fused: Fused, qv: np
     contents = reads.contents(seqs)
     terms = plan.q.relevance_terms
     names = reads.alias_norms(seqs) if terms.names else {}
-    found = {seq: relevance.names_found(terms, contents.get(seq, ""), names.get(seq, set())) for seq in seqs}
-    # A candidate that names it is in the namespace, however it names it ($NVDA for Nvidia).
-    stored = any(found.values()) or relevance.names_stored(store, plan.flt, terms) if seqs else True
+    stored = relevance.names_stored(store, plan.flt, terms) if seqs else True
 
     def best(of: dict[int, float], seq: int) -> float | None:
         zs = [of[s] for s in (seq, facts.get(seq)) if s in of]
@@ -184,7 +182,7 @@ def relevance_of(store: Store, plan: Plan, seqs: list[int], fused: Fused, qv: np
     for seq in seqs:
         text = contents.get(seq, "")
         sig = relevance.Signals(best(zs_of, seq), relevance.coverage(terms, text),
-                                found[seq], stored,
+                                relevance.names_found(terms, text, names.get(seq, set())), stored,
                                 best(asked_zs, seq) if asked is not None else None,
                                 relevance.asked_coverage(terms, text, asked[1], plan.q.predicate_classes)
                                 if asked is not None else 1.0,
