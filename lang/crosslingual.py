@@ -48,7 +48,7 @@ _lock = threading.Lock()
 _lexicon: Lexicon | None = None
 
 
-LEXICON_FORMAT = 2  # bump when _build's output changes: the cached file's name includes it
+LEXICON_FORMAT = 3  # bump when _build's output changes: the cached file's name includes it
 _SEP = "\x1f"
 _PAIR = "\x1e"  # joins a proper name and its kind inside one value of zh_names
 
@@ -106,6 +106,11 @@ class Lexicon:
         return _Table(self, "en_names")
 
     @property
+    def places_in(self) -> _Table:
+        """Casefolded English place name → the Chinese places CC-CEDICT says lie in it (japan: 东京, 大阪)."""
+        return _Table(self, "places_in")
+
+    @property
     def given_names(self) -> _Table:
         """First words of people's names in the glosses (casefolded), as a set."""
         return _Table(self, "given_names")
@@ -131,6 +136,30 @@ _NAME_KINDS = (
 )
 
 
+# A place's gloss that says what it lies in: "Tokyo, capital of Japan", "Ōsaka, a city and prefecture in
+# Japan", "Pudong, subprovincial district of Shanghai"; or only names it: "Kyoto, Japan", "Frankfurt (Germany)".
+_INSIDE = re.compile(r"\b(?:capital|city|town|county|prefecture|province|district|region|port|borough|state|"
+                     r"island|village|suburb|municipality|area)\b.*?\b(?:of|in)\s+(?=[A-Z])")
+_ONLY_IN = re.compile(r"^\s*(?:,\s*|\()(?=[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\)?\s*$)")
+_CAPITALISED = re.compile(r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
+MAX_PLACES_IN = 500  # Chinese place names kept per place they lie in
+
+
+def _containers(first_def: str) -> list[str]:
+    """The places a place name's first gloss says it lies in (casefolded; Tokyo: japan), else []."""
+    m = _NAME_HEAD.match(first_def.strip())
+    if not m:
+        return []
+    rest = first_def.strip()[m.end():]
+    at = _INSIDE.search(rest) or _ONLY_IN.match(rest)
+    if not at:
+        return []
+    return [c.casefold() for c in _CAPITALISED.findall(_PARENS_OPEN.sub(" ", rest[at.end():]))]
+
+
+_PARENS_OPEN = re.compile(r"[()]")
+
+
 def _name_entry(pinyin: str, first_def: str) -> tuple[str, str] | None:
     """(English name, kind) of a proper-name entry (pinyin capitalised), from its first gloss."""
     if not any(p[:1].isupper() for p in pinyin.split()):
@@ -153,6 +182,7 @@ class _Built:
     zh_names: dict[str, tuple[tuple[str, str], ...]]
     en_names: dict[str, tuple[str, ...]]
     given_names: frozenset[str]
+    places_in: dict[str, tuple[str, ...]]
 
 
 def _word_freq(words: set[str]) -> dict[str, int]:
@@ -178,6 +208,7 @@ def _build(path: Path) -> _Built:
     zh_names: dict[str, list[tuple[str, str]]] = {}
     en_names: dict[str, list[str]] = {}
     given: set[str] = set()
+    inside: dict[str, list[str]] = {}
     with path.open(encoding="utf-8") as fh:
         for line in fh:
             if line.startswith("#"):
@@ -190,11 +221,14 @@ def _build(path: Path) -> _Built:
             defs = rest.partition("]")[2].strip(" /\n").split("/")
             if not er.has_cjk(simp) or not defs:
                 continue
+            pinyin = rest.partition("]")[0]
             if any(d.startswith("surname ") for d in defs[:1]) and len(simp) == 1:
                 continue
-            pinyin = rest.partition("]")[0]
             for raw in defs if len(simp) >= 2 else ():
                 named = None if _SKIP_DEF.match(raw.strip()) else _name_entry(pinyin, raw)
+                if named and raw is defs[0]:
+                    for place in _containers(raw):
+                        inside.setdefault(place, []).append(simp)
                 if named:
                     zh_names.setdefault(simp, []).append(named)
                     en_names.setdefault(named[0].casefold(), []).append(simp)
@@ -224,7 +258,8 @@ def _build(path: Path) -> _Built:
         en2zh[word] = tuple(dict.fromkeys(c[2] for c in cands if c[1] < 0 or c[0] == 0))[:MAX_ZH_PER_WORD]
     return _Built({k: tuple(v) for k, v in zh2en.items() if v}, {k: v for k, v in en2zh.items() if v},
                   frozenset(common), {k: tuple(v[:MAX_ZH_PER_WORD]) for k, v in zh_names.items()},
-                  {k: tuple(dict.fromkeys(v))[:MAX_ZH_PER_WORD] for k, v in en_names.items()}, frozenset(given))
+                  {k: tuple(dict.fromkeys(v))[:MAX_ZH_PER_WORD] for k, v in en_names.items()}, frozenset(given),
+                  {k: tuple(dict.fromkeys(v))[:MAX_PLACES_IN] for k, v in inside.items()})
 
 
 def lexicon_file(source: Path) -> Path:
@@ -243,6 +278,7 @@ def _write(dest: Path, built: _Built) -> None:
         ("zh_names", ((k, _SEP.join(_PAIR.join(p) for p in v)) for k, v in built.zh_names.items())),
         ("en_names", ((k, _SEP.join(v)) for k, v in built.en_names.items())),
         ("given_names", ((w, "") for w in built.given_names)),
+        ("places_in", ((k, _SEP.join(v)) for k, v in built.places_in.items())),
     ))
 
 
@@ -281,6 +317,14 @@ def name_translations(name: str) -> tuple[str, ...]:
     if er.has_cjk(name):
         return tuple(n for n, _ in lex.zh_names.get(name, ()))
     return lex.en_names.get(name.casefold(), ())
+
+
+def places_in(name: str) -> tuple[str, ...]:
+    """The Chinese places CC-CEDICT says lie in the Latin place `name` (Japan: 东京, 大阪), else ()."""
+    lex = lexicon()
+    if lex is None or er.has_cjk(name):
+        return ()
+    return lex.places_in.get(name.casefold(), ())
 
 
 def name_kind(name: str) -> str | None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import math
@@ -57,6 +58,9 @@ NAME_UNKNOWN = 0.6  # kept share when none of them is anywhere in the namespace
 BAND = 0.5  # hits are ordered by relevance band (floor(relevance / BAND)), then by their rank
 QUOTE_MIN = 12  # characters a query (or a quoted span of it) needs to be read as a verbatim quote
 COMMON_SHARE = 0.25  # a query name in this share of the candidates is what the namespace is about
+TICKER_LETTERS = (3, 5)  # a US ticker this long can stand for a name it abbreviates (NVDA: Nvidia); GE is too short
+MAX_TICKER_NAME = 12  # letters of a name whose abbreviations are looked up among the namespace's aliases
+MAX_COMPOSED = 9  # Chinese renderings of a multi-word name made word by word (Guangzhou Development: 广州发展)
 ASKED_LIFT = 1.0  # a memory that mentions the query's name: its z is at most the unnamed query's z plus this
 
 # Passages about everything and nothing in particular: the background a relevant memory must stand out from.
@@ -377,6 +381,45 @@ def _translations(word: str) -> tuple[str, ...]:
     return tuple(xl.to_chinese([word])[:xl.MAX_ZH_PER_WORD])
 
 
+def _letters(name: str) -> str:
+    return "".join(c for c in name.casefold() if "a" <= c <= "z")
+
+
+def abbreviates(code: str, name: str) -> bool:
+    """Whether the ticker `code` abbreviates the Latin `name` as US tickers do: its first letter, then the
+    rest of its letters in order (NVDA: Nvidia, TSLA: Tesla)."""
+    if not (TICKER_LETTERS[0] <= len(code) <= TICKER_LETTERS[1] and code.isascii() and code.isalpha()):
+        return False
+    letters = _letters(name)
+    if not letters or letters[0] != code[0].casefold():
+        return False
+    rest = iter(letters[1:])
+    return all(c in rest for c in code[1:].casefold())
+
+
+@lru_cache(maxsize=1024)
+def tickers(name: str) -> tuple[str, ...]:
+    """Every ticker that abbreviates `name` (casefolded; none for a long or non-Latin name)."""
+    letters = _letters(name)
+    if er.has_cjk(name) or not letters or len(letters) > MAX_TICKER_NAME:
+        return ()
+    lo, hi = TICKER_LETTERS
+    out = {letters[0] + "".join(c) for n in range(lo - 1, hi) for c in itertools.combinations(letters[1:], n)}
+    return tuple(sorted(out))
+
+
+def _composed(name: str) -> tuple[str, ...]:
+    """A multi-word Latin name rendered in Chinese word by word from CC-CEDICT's names and glosses
+    (Guangzhou Development: 广州发展), at most MAX_COMPOSED ways."""
+    words = name.split()
+    if er.has_cjk(name) or not 2 <= len(words) <= 3:
+        return ()
+    per = [xl.name_translations(w)[:3] or tuple(xl.to_chinese([w.casefold()])[:3]) for w in words]
+    if not all(per):
+        return ()
+    return tuple("".join(p) for p in itertools.islice(itertools.product(*per), MAX_COMPOSED))
+
+
 @dataclass(frozen=True)
 class Terms:
     """What the query asks about: its content words and the names it uses, each with its translations."""
@@ -388,7 +431,7 @@ class Terms:
     def of(cls, latin: list[str], cjk: list[str], names: list[str]) -> Terms:
         groups = [(w, *_translations(w)) for w in [*latin, *cjk]]
         # An all-caps abbreviation (UI, PR) is ambiguous: it names nothing for certain.
-        named = [(n, *xl.name_translations(n), *_translations(n)) for n in dict.fromkeys(names)
+        named = [(n, *xl.name_translations(n), *_translations(n), *_composed(n)) for n in dict.fromkeys(names)
                  if n and not (n.isupper() and len(n) <= 5)]
         return cls(groups, named)
 
@@ -436,20 +479,32 @@ def asked_coverage(terms: Terms, text: str, groups: list[tuple[str, ...]], class
 
 
 def names_found(terms: Terms, text: str, entity_norms: set[str]) -> bool:
-    """True when the query names nothing, or when the memory mentions at least one of its names."""
+    """True when the query names nothing, or when the memory mentions at least one of its names: as
+    written, translated, as a place inside it (东京 for Japan), or as the US ticker abbreviating it
+    ($NVDA for Nvidia)."""
     if not terms.names:
         return True
     t = text.casefold()
-    return any(er.norm(n) in entity_norms or _has(t, n) for group in terms.names for n in group)
+    if any(er.norm(n) in entity_norms or _has(t, n) for group in terms.names for n in group):
+        return True
+    if any(p in t for group in terms.names for n in group for p in xl.places_in(n)):
+        return True  # 东京 answers a question about Japan
+    codes = [c for c in er.stock_codes_in(text) if c.isalpha()] if "$" in text else []
+    return any(abbreviates(c, n) for c in codes for group in terms.names for n in group)
 
 
 def names_stored(store: Any, flt: Any, terms: Terms) -> bool:
     """True when the query names nothing, or when the namespace mentions at least one of its names (or a
-    translation): a question about a name memlane never stored is about nothing stored."""
+    translation, a place inside it, a stock ticker abbreviating it): a question about a name memlane never
+    stored is about nothing stored."""
     if not terms.names:
         return True
     words = [n for group in terms.names for n in group]
-    if store.match_aliases(flt.namespace, [er.norm(n) for n in words]):
+    inside = [p for n in words for p in xl.places_in(n)]  # a question about Japan, 东京 stored
+    if store.match_aliases(flt.namespace, list(dict.fromkeys([*map(er.norm, words), *inside]))):
+        return True
+    abbreviations = list(dict.fromkeys(t for n in words for t in tickers(n)))  # Nvidia asked, $NVDA stored
+    if abbreviations and any(kind == "stock" for _, kind, _ in store.match_aliases(flt.namespace, abbreviations)):
         return True
     latin = [n for n in words if not er.has_cjk(n)]
     long_cjk = [n for n in words if er.has_cjk(n) and len(n) >= 3]

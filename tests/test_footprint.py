@@ -34,6 +34,9 @@ def test_the_lexicon_file_answers_as_the_built_maps(tmp_path: Path) -> None:
         assert lex.en_names.get(word) == built.en_names[word]
     assert all(w in lex.given_names for w in list(built.given_names)[::17])
     assert lex.zh_names.get("不存在的词", ()) == () and "berlin" in lex.en_names
+    for place in list(built.places_in)[::7]:  # what a place lies in (issue 27: 东京 answers for Japan)
+        assert lex.places_in.get(place) == built.places_in[place]
+    assert "东京" in lex.places_in.get("japan") and "柏林" in lex.places_in.get("germany")
     with pytest.raises(Exception, match="readonly|read-only"):
         lex.file._conn.execute("delete from zh2en")  # the file is opened read-only (store/lexicon_file.py)
 

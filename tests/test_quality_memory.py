@@ -157,3 +157,21 @@ def test_superseded_version_still_answers_a_historical_question(mem) -> None:  #
     # The reranker puts the old version just below the new one; the relevance bands may then lift the old
     # one, which alone answers a question about 2019 (README: successor_order keeps it below in every case).
     assert old["chunk_id"] in ids and new["chunk_id"] in ids
+
+
+def test_a_name_written_another_way_is_not_missing(mem) -> None:  # type: ignore[no-untyped-def]
+    """Issue 27: a memory that names the asked thing by its ticker ($NVDA for Nvidia) or by a place inside
+    it (东京 for 日本) passes the relevance floor; a question about a name the namespace never mentions
+    still returns nothing."""
+    ids = {key: mem.remember(text)["chunk_id"] for key, text in {
+        "nvda": "Price alert on $NVDA at 120. Not adding until it reclaims the 200-day moving average.",
+        "tokyo": "下周三飞东京参加 PyCon JP，酒店订在涩谷附近。",
+        "other": "Priya Nair leads the Ledgerly engineering team and owns the on-call rotation.",
+        "food": "我对花生严重过敏，帮我订外卖时避开任何含 peanut 的菜。",
+    }.items()}
+    mem.flush()
+    for key, question in (("nvda", "What technical signal am I waiting for before buying more Nvidia?"),
+                          ("tokyo", "去日本开会住哪一带？")):
+        assert ids[key] in _ids(mem.recall(question, top_k=5)), question
+    assert _ids(mem.recall("How many Amazon shares do I own?", top_k=5)) == []
+    assert _ids(mem.recall("去韩国开会住哪一带？", top_k=5)) == []

@@ -329,3 +329,21 @@ def test_quotes_and_names_asked_about() -> None:
     terms = relevance.Terms.of(["Jolene", "France"], [], ["Jolene", "France"])
     memories = ["Jolene: we went to Paris!", "Jolene: my snake is fine", "Jolene: hi", "Deborah: France was lovely"]
     assert relevance.common_names(terms, memories) == ["Jolene"]  # France is what is asked
+
+
+def test_a_name_matches_its_ticker_and_the_places_inside_it() -> None:
+    from recall import relevance
+
+    assert relevance.abbreviates("NVDA", "Nvidia") and relevance.abbreviates("TSLA", "tesla")
+    assert not relevance.abbreviates("NVDA", "Netflix") and not relevance.abbreviates("GE", "General")
+    assert "nvda" in relevance.tickers("Nvidia") and relevance.tickers("特斯拉") == ()
+
+    def found(names: list[str], text: str) -> bool:
+        return relevance.names_found(relevance.Terms.of([], [], names), text, set())
+
+    assert found(["Nvidia"], "Price alert on $NVDA at 120.")
+    assert found(["特斯拉"], "$TSLA is watch-only.")  # Tesla, from CC-CEDICT
+    assert not found(["Amazon"], "Price alert on $NVDA at 120.")
+    assert found(["日本"], "下周三飞东京参加 PyCon JP") and found(["Japan"], "下周三飞东京参加 PyCon JP")
+    assert not found(["Korea"], "下周三飞东京参加 PyCon JP")
+    assert found(["Guangzhou Development"], "sh600098 广州发展 只观察")  # word by word
