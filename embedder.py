@@ -126,17 +126,50 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+class _OwnLoad:
+    """This process's CPU use in cores, averaged over about a minute like the load average (sampled from
+    os.times() at most every OWN_SAMPLE_S), so that the load memlane makes itself can be told from others'."""
+
+    OWN_SAMPLE_S = 2.0
+    WINDOW_S = 60.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._at, self._cpu, self._rate = time.monotonic(), self._used(), 0.0
+
+    @staticmethod
+    def _used() -> float:
+        t = os.times()
+        return t.user + t.system
+
+    def cores(self) -> float:
+        with self._lock:
+            now = time.monotonic()
+            if now - self._at >= self.OWN_SAMPLE_S:
+                cpu = self._used()
+                share = min(1.0, (now - self._at) / self.WINDOW_S)
+                self._rate += share * ((cpu - self._cpu) / (now - self._at) - self._rate)
+                self._at, self._cpu = now, cpu
+            return self._rate
+
+
+_own_load = _OwnLoad()
+
+
 def spare_core() -> bool:
-    """Whether a second thread would find a core of its own now: two cores or more, and a 1-minute load
-    average below all but one of them (no load average: assumed). Work beside a query is only worth it
-    then: with the cores taken it slows the query instead (`./memlane bench ab --switch asked_beside`)."""
+    """Whether a second thread would find a core of its own now: two cores or more, and the 1-minute load
+    average, less what this process itself runs, below all but one of them (no load average: assumed).
+    Work beside a query is only worth it then: with the cores taken by other work it slows the query
+    instead (`./memlane bench ab --switch asked_beside`). A daemon busy answering questions is not
+    "other work": its own load is taken out, else a steady stream of recalls would keep the gate shut."""
     cores = usable_cores()
     if cores < 2:
         return False
     try:
-        return os.getloadavg()[0] < cores - 1
+        others = os.getloadavg()[0] - _own_load.cores()
     except (AttributeError, OSError):  # Windows has no load average
         return True
+    return others < cores - 1
 
 
 def _normalize(vectors: np.ndarray) -> np.ndarray:

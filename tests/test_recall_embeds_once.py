@@ -69,11 +69,31 @@ def test_with_no_core_to_spare_what_is_asked_waits_its_turn(tmp_path: Path, e5: 
     assert hits and calls == [("query", "Where does Alice live?"), ("query", "Where does live?")]
 
 
-def test_a_spare_core_needs_two_and_a_load_below_all_but_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    for cores, load, spare in ((1, 0.0, False), (2, 0.4, True), (2, 1.3, False), (4, 2.5, True), (4, 3.2, False)):
+def test_a_spare_core_needs_two_and_others_load_below_all_but_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    table = ((1, 0.0, 0.0, False), (2, 0.4, 0.0, True), (2, 1.3, 0.0, False), (4, 2.5, 0.0, True),
+             (4, 3.2, 0.0, False), (2, 1.3, 0.9, True), (2, 2.1, 0.9, False))  # cores, load, own load, spare
+    for cores, load, own, spare in table:
         monkeypatch.setattr(embedder_mod, "usable_cores", lambda n=cores: n)
         monkeypatch.setattr(embedder_mod.os, "getloadavg", lambda x=load: (x, x, x))
-        assert embedder_mod.spare_core() is spare, (cores, load)
+        monkeypatch.setattr(embedder_mod._own_load, "cores", lambda x=own: x)
+        assert embedder_mod.spare_core() is spare, (cores, load, own)
+
+
+def test_the_own_load_follows_this_process_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    own = embedder_mod._OwnLoad()
+    clock = [1000.0]
+    used = [10.0]
+    monkeypatch.setattr(embedder_mod.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(embedder_mod._OwnLoad, "_used", staticmethod(lambda: used[0]))
+    own._at, own._cpu, own._rate = clock[0], used[0], 0.0
+    for _ in range(60):  # a minute of one busy core, sampled every 2 s
+        clock[0] += 2.0
+        used[0] += 2.0
+        rate = own.cores()
+    assert 0.8 < rate <= 1.0
+    clock[0] += 1.0  # within OWN_SAMPLE_S: the same reading
+    used[0] += 5.0
+    assert own.cores() == rate
 
 
 def test_embed_beside_gives_each_text_its_own_vector(e5: Any, monkeypatch: pytest.MonkeyPatch) -> None:
