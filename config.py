@@ -117,8 +117,9 @@ class Config:
     # Relevance of a question that names someone reads what it asks about them (the question without
     # its names) for a memory that mentions the name (issue 27; docs/QUALITY.md).
     asked_relevance: bool = True
-    # Speed only, no change to any result: with two cores or more, the question's text without its names (what
-    # "what is asked" may read) is embedded on a second thread beside the question itself (issue 30).
+    # Speed only, no change to any result: with a core to spare (embedder.spare_core: two or more, and the load of
+    # other work below all but one), the question's text without its names (what "what is asked" may read) is
+    # embedded on a second thread beside the question itself (issue 30).
     asked_beside: bool = True
     # Hits are ordered by relevance band, then by rank, and relevance never rises down the list (issue 27).
     relevance_order: bool = True

@@ -235,7 +235,7 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
     makes the query's "what is asked" text on another core while the query itself is embedded.
     """
     # The vector lane and relevance read the same query vector.
-    embed = _once(embed, beside, plan.query, asked_ahead(plan, cohort))
+    embed = _once(embed, beside, plan.query, asked_ahead(plan, cohort) if beside is not None else None)
     results, wall = run_lanes(store, plan, embed, pool, read_query=True)
     fused = fuse(store, plan, results)
     if plan.cfg.query_split and plan.q.parts:

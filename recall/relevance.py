@@ -426,6 +426,9 @@ class Terms:
 
     groups: list[tuple[str, ...]]
     names: list[tuple[str, ...]]
+    # The places CC-CEDICT says lie inside a named one (Japan: 东京, 大阪), looked up once per query rather
+    # than for every candidate (names_found, names_stored).
+    places: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, latin: list[str], cjk: list[str], names: list[str]) -> Terms:
@@ -433,7 +436,8 @@ class Terms:
         # An all-caps abbreviation (UI, PR) is ambiguous: it names nothing for certain.
         named = [(n, *xl.name_translations(n), *_translations(n), *_composed(n)) for n in dict.fromkeys(names)
                  if n and not (n.isupper() and len(n) <= 5)]
-        return cls(groups, named)
+        places = tuple(dict.fromkeys(p for group in named for n in group for p in xl.places_in(n)))
+        return cls(groups, named, places)
 
     def without(self, names: list[str]) -> list[tuple[str, ...]]:
         """The content-word groups that are not part of `names`: what is asked about them."""
@@ -487,7 +491,7 @@ def names_found(terms: Terms, text: str, entity_norms: set[str]) -> bool:
     t = text.casefold()
     if any(er.norm(n) in entity_norms or _has(t, n) for group in terms.names for n in group):
         return True
-    if any(p in t for group in terms.names for n in group for p in xl.places_in(n)):
+    if any(p in t for p in terms.places):
         return True  # 东京 answers a question about Japan
     codes = [c for c in er.stock_codes_in(text) if c.isalpha()] if "$" in text else []
     return any(abbreviates(c, n) for c in codes for group in terms.names for n in group)
@@ -500,8 +504,8 @@ def names_stored(store: Any, flt: Any, terms: Terms) -> bool:
     if not terms.names:
         return True
     words = [n for group in terms.names for n in group]
-    inside = [p for n in words for p in xl.places_in(n)]  # a question about Japan, 东京 stored
-    if store.match_aliases(flt.namespace, list(dict.fromkeys([*map(er.norm, words), *inside]))):
+    # A question about Japan, 东京 stored.
+    if store.match_aliases(flt.namespace, list(dict.fromkeys([*map(er.norm, words), *terms.places]))):
         return True
     abbreviations = list(dict.fromkeys(t for n in words for t in tickers(n)))  # Nvidia asked, $NVDA stored
     if abbreviations and any(kind == "stock" for _, kind, _ in store.match_aliases(flt.namespace, abbreviations)):
