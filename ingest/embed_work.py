@@ -148,11 +148,16 @@ def own_vectors(store: Any, embedder: Any, cfg: Any, claims: Claims) -> int:
             log.warning("%s", MemlaneError("embed.failed", count=len(rows), detail=str(exc)[:200]).message())
             store.embed_failed([r.seq for r in rows], str(exc))
             return -1
-        with turn(), store.atomic() as tx:
-            store.write_vectors(tx, list(zip(rows, vectors, strict=False)))
-            if cfg.supersession:
-                # Needs the vectors just written; same transaction, so flush() sees the links too.
-                sup.detect(store, tx, [r.seq for r in rows])
+        pairs = list(zip(rows, vectors, strict=False))
+        with turn():
+            # The neighbours' searches read before the write transaction, so remembers do not wait on them;
+            # in this turn, every earlier batch has committed.
+            near = sup.neighbours(store, pairs) if cfg.supersession else {}
+            with store.atomic() as tx:
+                store.write_vectors(tx, pairs)
+                if cfg.supersession:
+                    # Same transaction as the vectors, so flush() sees the links too.
+                    sup.detect(store, tx, [r.seq for r in rows], near)
     return len(rows)
 
 

@@ -17,6 +17,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 import entity_resolve as er
 from lang import crosslingual as xl
 from lang import predicates as rr
@@ -74,23 +76,62 @@ def supersedes(new_text: str, old_text: str) -> bool:
     return True
 
 
-def detect(store: Any, tx: Any, seqs: list[int]) -> None:
+NEAR_K = 12  # nearest live memories read per language for a new memory that signals a change
+
+
+def _changed(store: Any) -> Any:
+    """The change test of the rule the store carries (config supersession_scoring)."""
+    return signals_change_scored if getattr(store, "supersession_scoring", False) else signals_change
+
+
+def neighbours(store: Any, pairs: Sequence[tuple[Any, Any]]) -> dict[int, list[int]]:
+    """For each memory of an embedding batch (`pairs`: queued chunk, its vector) that signals a change: its
+    nearest live memories of the namespace, closest first across languages (xl.interleave).
+
+    Read before the batch's write transaction, so no remember waits on these KNN searches (about 20 ms each
+    at 10k memories, two languages each, for up to a whole batch). The caller reads them in its commit turn
+    (embed_work.Claims), when every earlier batch of this process has committed; the batch's own vectors,
+    not written yet, are merged in by cosine distance, as the vector table measures it.
+    """
+    changed = _changed(store)
+    todo = [(row, vec) for row, vec in pairs if changed(row.content)]
+    if not todo:
+        return {}
+    db = store.reader()
+    vecs = {row.seq: np.asarray(vec, dtype=np.float32) for row, vec in pairs}
+    out: dict[int, list[int]] = {}
+    for row, _ in todo:
+        mine = vecs[row.seq]
+        per_lang = []
+        for lang in xl.lang_order(row.content):
+            found = [(int(s), float(d)) for s, d in store.nearest_live(db, mine, row.namespace, lang, NEAR_K)]
+            found += [(other.seq, 1.0 - float(mine @ vecs[other.seq])) for other, _ in pairs
+                      if other.seq != row.seq and other.namespace == row.namespace and other.lang == lang]
+            per_lang.append(sorted(found, key=lambda r: (r[1], r[0]))[:NEAR_K])
+        out[row.seq] = [s for s, _ in xl.interleave(per_lang) if s != row.seq]
+    return out
+
+
+def detect(store: Any, tx: Any, seqs: list[int], near_of: dict[int, list[int]] | None = None) -> None:
     """Link an older memory as superseded by a newer neighbour that restates it with a new value.
 
     Runs inside the embedding batch's transaction, on the vectors it just wrote (store protocol:
-    memory_vector, nearest_live, older_current, live_memories, mark_superseded). The store carries the
-    rule (`supersession_scoring`, set from the config when it is opened): the first passing of the three
-    closest, or the best of the CANDIDATES closest.
+    memory_vector, nearest_live, older_current, live_memories, mark_superseded). `near_of`: each memory's
+    neighbours as `neighbours` read them before the transaction; without it (or for a memory it lacks) they
+    are searched here. The store carries the rule (`supersession_scoring`, set from the config when it is
+    opened): the first passing of the three closest, or the best of the CANDIDATES closest.
     """
     scored = bool(getattr(store, "supersession_scoring", False))
-    changed = signals_change_scored if scored else signals_change
+    changed = _changed(store)
     for seq in seqs:
         row = store.memory_vector(tx, seq)
         if not row or not changed(row[2]):
             continue
         cid, ns, content, vfrom, emb = row
-        per_lang = [store.nearest_live(tx, emb, ns, lang, 12) for lang in xl.lang_order(content)]
-        near = [r[0] for r in xl.interleave(per_lang) if r[0] != seq]
+        near = (near_of or {}).get(seq)
+        if near is None:
+            per_lang = [store.nearest_live(tx, emb, ns, lang, NEAR_K) for lang in xl.lang_order(content)]
+            near = [r[0] for r in xl.interleave(per_lang) if r[0] != seq]
         if scored:
             _detect_scored(store, tx, cid, content, vfrom, near)
             continue

@@ -287,7 +287,11 @@ class Store(Protocol):
         the engine's own form (float32 bytes, or an array), handed back to nearest_live."""
         ...
 
-    def nearest_live(self, tx: Any, vec: Any, namespace: str, lang: str, k: int) -> list[tuple[int, float]]: ...
+    def nearest_live(self, tx: Any, vec: Any, namespace: str, lang: str, k: int) -> list[tuple[int, float]]:
+        """(seq, cosine distance) of the `k` live vectors of `namespace` in `lang` closest to `vec` (the engine's
+        own form, or a float32 array); `tx` may be a reader (supersession.neighbours, before the batch's
+        transaction)."""
+        ...
 
     def older_current(self, tx: Any, seq: int, before: str) -> tuple[str, str] | None:
         """(id, content) of a live, not yet superseded memory that started before `before`."""

@@ -561,7 +561,9 @@ class SqliteStore(SharedSql, Browse):
                           "join chunk_vec v on v.rowid = c.seq where c.seq = ? and c.kind = 'memory' "
                           "and c.valid_until is null", (seq,)).fetchone()
 
-    def nearest_live(self, tx: Any, vec: bytes, namespace: str, lang: str, k: int) -> list[tuple[int, float]]:
+    def nearest_live(self, tx: Any, vec: Any, namespace: str, lang: str, k: int) -> list[tuple[int, float]]:
+        if not isinstance(vec, bytes):  # a vector in hand (supersession.neighbours), not one read back
+            vec = np.asarray(vec, dtype=np.float32).tobytes()
         return tx.execute("select rowid, distance from chunk_vec where embedding match ? and k = ? and namespace = ? "
                           "and live = 1 and lang = ?", (vec, k, namespace, lang)).fetchall()
 
