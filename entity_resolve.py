@@ -267,8 +267,10 @@ def _jieba_kind(word: str, flag: str, lexicon: Any) -> str | None:
         named = lexicon.zh_names.get(word)
         if kind == "person" and not any(k == "person" for _, k in named or ()) and _not_a_person(word):
             return None
-        if named:  # a name CC-CEDICT knows only as a thing (安卓 Android) is no person, whatever jieba says
-            kind = next((k for _, k in named if k != "concept"), "concept" if kind == "person" else kind)
+        if named:  # a name CC-CEDICT knows only as a thing (安卓 Android) is no person, whatever jieba says,
+            # unless CC-CEDICT reads it as a person's name (李娜 [Li3 Na4]: its gloss then only lacks a known kind)
+            thing = kind == "person" and word not in entity_kinds.zh_person_readings()
+            kind = next((k for _, k in named if k != "concept"), "concept" if thing else kind)
         elif kind != "person" and word in lexicon.zh2en:
             return None
         elif kind == "concept":

@@ -71,6 +71,17 @@ _ZH_ORDINARY = re.compile(r"^\S+ (\S{2,}) \[[^\]A-Z]+\]", re.M)
 _ZH_SURNAME = re.compile(r"^\S+ (\S) \[[A-Z][^\]]*\] /(?:[^/\n]*/)*?surname ", re.M)
 
 
+# A CC-CEDICT entry read as a Chinese person's name: surname and given name each capitalised (李娜
+# [Li3 Na4], 周杰伦 [Zhou1 Jie2 lun2]); a brand or thing capitalises its first syllable only (安卓 [An1 zhuo2]).
+_ZH_PERSON_READING = re.compile(r"^\S+ (\S{2,3}) \[[A-Z][a-z:]*[1-5] [A-Z][a-z:]*[1-5](?: [a-z:]+[1-5])?\]", re.M)
+
+
+def zh_person_readings() -> frozenset[str]:
+    """Chinese words of two or three characters that CC-CEDICT reads as a person's name (李娜, 周杰伦);
+    empty without the dictionary."""
+    return _read_once("zh_person_readings", cedict_path(), _ZH_PERSON_READING.findall)
+
+
 def zh_ordinary_words() -> frozenset[str]:
     """Chinese words of two or more characters that CC-CEDICT lists as ordinary words (lowercase pinyin);
     empty without the dictionary."""

@@ -200,3 +200,7 @@ def test_jieba_person_tags_on_ordinary_words_are_no_people(lexicon: xl.Lexicon) 
     assert mentions("谁没有安卓手机？", lexicon).get("安卓") != "person"  # Android: a thing
     for name in ("王磊", "王建国", "孙丽娜", "马超"):
         assert mentions(f"{name}负责什么？", lexicon).get(name) == "person", name
+    # CC-CEDICT glosses these with no kind it knows ("Li Na (1982-), Chinese tennis player"), but reads
+    # them as people do: surname and given name each capitalised (Li3 Na4), unlike 安卓 [An1 zhuo2].
+    for name in ("李娜", "刘洋", "周杰伦", "孙悦"):
+        assert mentions(f"{name}下个月要去上海出差。", lexicon).get(name) == "person", name
