@@ -265,8 +265,12 @@ def _jieba_kind(word: str, flag: str, lexicon: Any) -> str | None:
         return None
     if lexicon is not None:
         named = lexicon.zh_names.get(word)
-        if named:
-            kind = next((k for _, k in named if k != "concept"), kind)
+        if kind == "person" and not any(k == "person" for _, k in named or ()) and _not_a_person(word):
+            return None
+        if named:  # a name CC-CEDICT knows only as a thing (安卓 Android) is no person, whatever jieba says,
+            # unless CC-CEDICT reads it as a person's name (李娜 [Li3 Na4]: its gloss then only lacks a known kind)
+            thing = kind == "person" and word not in entity_kinds.zh_person_readings()
+            kind = next((k for _, k in named if k != "concept"), "concept" if thing else kind)
         elif kind != "person" and word in lexicon.zh2en:
             return None
         elif kind == "concept":
@@ -274,6 +278,13 @@ def _jieba_kind(word: str, flag: str, lexicon: Any) -> str | None:
         elif kind == "person" and (len(word) > 4 or word in lexicon.zh2en or word[:2] in lexicon.zh2en):
             return None  # a person's name is not, and does not start with, an ordinary word (连接池)
     return kind
+
+
+def _not_a_person(word: str) -> bool:
+    """A word jieba tags as a person that CC-CEDICT reads as an ordinary word (清仓, 贝斯 bass guitar), or a
+    verb-object phrase, a character no surname is followed by an ordinary word (喝咖啡 to drink coffee)."""
+    ordinary = entity_kinds.zh_ordinary_words()
+    return word in ordinary or (word[0] not in entity_kinds.zh_surnames() and word[1:] in ordinary)
 
 
 def chinese_mentions(text: str, lexicon: Any = None) -> list[Mention]:

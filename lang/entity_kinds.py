@@ -3,7 +3,8 @@
 English verbs from CC-CEDICT tell a sentence-initial verb ("Ask Priya", "Met Sam Altman") from the first
 word of a name ("Lake Geneva", "Apple Music"): CC-CEDICT glosses a verb as "to X"; those X are the verbs.
 Chinese function characters from jieba's dictionary tell a verb glued to a name (谢婷用 Vim: 谢婷 uses
-Vim) from the last character of a three-character name (张国立). Each file is read once, lazily (0.1-0.3 s
+Vim) from the last character of a three-character name (张国立). CC-CEDICT's ordinary words and surnames
+tell a word jieba tags as a person from a name (清仓, 喝咖啡: issue 27). Each file is read once, lazily (0.1-0.3 s
 each, by one regex over its text), through lang/cedict.py, so no second copy of a dictionary is shipped.
 """
 
@@ -61,6 +62,35 @@ def zh_function_chars() -> frozenset[str]:
     """Single Chinese characters that are frequent function words or verbs (是, 在, 用, 住); empty
     without jieba's dictionary."""
     return _read_once("zh_function_chars", jieba_dict_path(), _function_chars_in)
+
+
+# A CC-CEDICT entry of two or more characters with an all-lowercase reading: an ordinary word (清仓, 咖啡),
+# not a name (names are read with capitals: 王磊 [Wang2 Lei3]).
+_ZH_ORDINARY = re.compile(r"^\S+ (\S{2,}) \[[^\]A-Z]+\]", re.M)
+# A single character CC-CEDICT reads with a capital and glosses as a surname in one of its senses (林, 清).
+_ZH_SURNAME = re.compile(r"^\S+ (\S) \[[A-Z][^\]]*\] /(?:[^/\n]*/)*?surname ", re.M)
+
+
+# A CC-CEDICT entry read as a Chinese person's name: surname and given name each capitalised (李娜
+# [Li3 Na4], 周杰伦 [Zhou1 Jie2 lun2]); a brand or thing capitalises its first syllable only (安卓 [An1 zhuo2]).
+_ZH_PERSON_READING = re.compile(r"^\S+ (\S{2,3}) \[[A-Z][a-z:]*[1-5] [A-Z][a-z:]*[1-5](?: [a-z:]+[1-5])?\]", re.M)
+
+
+def zh_person_readings() -> frozenset[str]:
+    """Chinese words of two or three characters that CC-CEDICT reads as a person's name (李娜, 周杰伦);
+    empty without the dictionary."""
+    return _read_once("zh_person_readings", cedict_path(), _ZH_PERSON_READING.findall)
+
+
+def zh_ordinary_words() -> frozenset[str]:
+    """Chinese words of two or more characters that CC-CEDICT lists as ordinary words (lowercase pinyin);
+    empty without the dictionary."""
+    return _read_once("zh_ordinary_words", cedict_path(), _ZH_ORDINARY.findall)
+
+
+def zh_surnames() -> frozenset[str]:
+    """Single characters that CC-CEDICT glosses as a surname (王, 林, 清); empty without the dictionary."""
+    return _read_once("zh_surnames", cedict_path(), _ZH_SURNAME.findall)
 
 
 def is_verb(word: str, verbs: frozenset[str] | set[str]) -> bool:

@@ -189,3 +189,18 @@ def test_a_verb_jieba_glues_to_a_two_character_name_is_cut_off(lexicon: xl.Lexic
     assert "郑浩" in mentions("郑浩是新来的产品经理。", lexicon)
     chars = entity_kinds.zh_function_chars()
     assert {"是", "用", "住"} <= chars and not {"立", "华", "国"} & chars  # 张国立, 刘德华 keep their names
+
+
+def test_jieba_person_tags_on_ordinary_words_are_no_people(lexicon: xl.Lexicon) -> None:
+    """jieba tags 清仓 (clear out a position), 喝咖啡 (drink coffee) and 贝斯 (bass guitar) as people;
+    CC-CEDICT reads them as ordinary words or a verb before one. Real names stay people."""
+    assert "清仓" not in mentions("9988 清仓了没有", lexicon)
+    assert "喝咖啡" not in mentions("我喝咖啡有什么讲究？", lexicon)
+    assert mentions("韩雪在哪个乐队弹贝斯？", lexicon) == {"韩雪": "person"}
+    assert mentions("谁没有安卓手机？", lexicon).get("安卓") != "person"  # Android: a thing
+    for name in ("王磊", "王建国", "孙丽娜", "马超"):
+        assert mentions(f"{name}负责什么？", lexicon).get(name) == "person", name
+    # CC-CEDICT glosses these with no kind it knows ("Li Na (1982-), Chinese tennis player"), but reads
+    # them as people do: surname and given name each capitalised (Li3 Na4), unlike 安卓 [An1 zhuo2].
+    for name in ("李娜", "刘洋", "周杰伦", "孙悦"):
+        assert mentions(f"{name}下个月要去上海出差。", lexicon).get(name) == "person", name
