@@ -130,8 +130,8 @@ class Config:
     successor_order: bool = False
     # Scored supersession (lang/supersession.py): on write, the best of the 8 closest older memories by the
     # idf-weighted share of it that the new one restates (either language), subjects read anywhere, more
-    # change words; a question about the present puts the latest of similar same-subject hits first.
-    # Off: see docs/QUALITY.md (issue 27) for the measurements.
+    # change words, chat turns ("Name: …") and questions never linked; a question about the present puts the latest
+    # of similar same-subject hits first. Off: LoCoMo pool any@1 does not gain (docs/QUALITY.md, issue 27).
     supersession_scoring: bool = False
     # A new memory whose nearest live memory of the namespace has at least this cosine (x 1000) and names the
     # same numbers is reported as its near-duplicate (lang/near_duplicates.py); 0 turns the report off.

@@ -296,6 +296,18 @@ def vetoed(new_text: str, old_text: str, new_who: Who, old_who: Who) -> bool:
     return bool(codes_old) != bool(codes_new) or bool(codes_old and not codes_old & codes_new)
 
 
+_SENTENCES = re.compile(r"[^.!?。！？]*[.!?。！？]+|[^.!?。！？]+$")
+
+
+def states_no_fact(text: str) -> bool:
+    """A chat turn ("Caroline: …"), which records what was said at a time (on LoCoMo every link between two
+    turns was small talk or another event), or a text made only of questions, which states nothing to replace."""
+    if _speaker(text):
+        return True
+    sentences = [s.strip() for s in _SENTENCES.findall(text) if s.strip()]
+    return bool(sentences) and all(s.endswith(("?", "？")) for s in sentences)
+
+
 def match_score(new_text: str, old_text: str, overlap_share: float) -> float:
     """The overlap, plus W_CLASS_AGREES when the older memory's predicate classes are all restated."""
     old_cls = rr.predicate_classes(old_text)
@@ -308,8 +320,9 @@ def best_superseded(new_text: str, olds: list[tuple[str, str]], context: Sequenc
 
     Every candidate is weighed, the best kept: idf comes from the new memory, the candidates and `context`
     (more neighbours), so a name that all of them share weighs little and the restated attribute much.
+    Chat turns and questions neither replace nor are replaced (`states_no_fact`).
     """
-    if not olds or not signals_change_scored(new_text):
+    if not olds or states_no_fact(new_text) or not signals_change_scored(new_text):
         return None
     new = _Doc(new_text)
     docs = [new, *(_Doc(c) for _, c in olds), *(_Doc(c) for c in context)]
@@ -317,7 +330,7 @@ def best_superseded(new_text: str, olds: list[tuple[str, str]], context: Sequenc
     w_new = who(new_text)
     best, best_score = None, 0.0
     for i, ((old_id, old_text), old) in enumerate(zip(olds, docs[1:], strict=False)):
-        if vetoed(new_text, old_text, w_new, who(old_text)):
+        if states_no_fact(old_text) or vetoed(new_text, old_text, w_new, who(old_text)):
             continue
         score = match_score(new_text, old_text, overlap(new, old, idf))
         # The first rule's test (every predicate class restated) still admits one of the NEIGHBOURS closest

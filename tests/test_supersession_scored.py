@@ -41,12 +41,29 @@ def test_the_subject_is_read_anywhere_in_the_text() -> None:
     assert sup.best_superseded(new, [("t", "我的英语老师是 Hannah。"), ("d", "我的牙医是 Mori 医生。")]) == "d"
 
 
-def test_another_person_or_speaker_is_never_superseded() -> None:
+def test_another_person_is_never_superseded() -> None:
     assert sup.best_superseded("Maya changed her number; it's now +351 936 807 215.",
                                [("l", "Leonie's phone number is +43 664 218 5590.")]) is None
-    moved = "Caroline: I moved to Lisbon last month."
-    assert sup.best_superseded(moved, [("m", "Melanie: I live in Berlin with my kids.")]) is None
-    assert sup.best_superseded(moved, [("c", "Caroline: I live in Berlin near the park.")]) == "c"
+
+
+def test_a_chat_turn_neither_replaces_nor_is_replaced() -> None:
+    # A turn records what was said at a time; on LoCoMo every link between turns was small talk or another event.
+    old, new = "Nate: I won my first video game tournament last week!", "Nate: I just won another tournament now!"
+    assert sup.best_superseded(new, [("t", old)]) is None
+    assert sup.best_superseded("Caroline: I moved to Lisbon last month.",
+                               [("c", "Caroline: I live in Berlin near the park.")]) is None
+    assert sup.best_superseded("Caroline moved to Lisbon last month.",
+                               [("t", "Caroline: I live in Berlin near the park.")]) is None
+    assert sup.best_superseded("Caroline moved to Lisbon last month.",
+                               [("p", "Caroline lives in Berlin near the park.")]) == "p"
+
+
+def test_a_question_states_nothing_to_replace() -> None:
+    new = "Dana moved to Oranienstraße 45 last month."
+    olds = [("q", "Do you know where Dana lives?"), ("a", "Dana lives at Kastanienallee 12.")]
+    assert sup.states_no_fact(olds[0][1]) and sup.states_no_fact("你知道 Dana 住在哪里？")
+    assert not sup.states_no_fact("Dana lives at Kastanienallee 12. Do you know it?")
+    assert sup.best_superseded(new, olds) == "a"  # the question restates more of its short self, and lost
 
 
 def test_no_change_no_link_and_a_detail_does_not_hide_a_fuller_memory() -> None:
@@ -86,3 +103,14 @@ def test_memory_links_the_change_only_with_the_scored_rule(mem_with, scored: boo
         hits = [h["chunk_id"] for h in m.recall("Which payment processor does Quillmark use now?", top_k=5,
                                                 min_relevance=0)["hits"]]
         assert hits.index(new) < hits.index(ids[3])
+
+
+@pytest.mark.parametrize("speaker", ["", "Tomás: "])
+def test_memory_links_plain_memories_but_not_chat_turns(mem_with, speaker: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    m = mem_with(supersession_scoring=True)
+    ids = [m.remember(speaker + text, valid_from=at)["chunk_id"] for text, at in STORY]
+    m.flush()
+    new = m.remember(speaker + CHANGE[0], valid_from=CHANGE[1])["chunk_id"]
+    m.flush()
+    links = dict(m.store.reader().execute("select id, superseded_by from chunks where superseded_by is not null"))
+    assert links == ({} if speaker else {ids[3]: new})
