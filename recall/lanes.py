@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import entity_resolve as er
 from lang import crosslingual as xl
 from lang import query_plan as qp
 from lang import timeground
@@ -18,6 +19,7 @@ from store.protocol import Filter, Store
 
 XL_DEPTH_FACTOR = 4  # the cross-lingual KNN reads this many times the lane depth, then splits by language
 KNN_MAX = 4096  # sqlite-vec's largest k
+MAX_NAME_PAIRS = 3  # other-script forms of one query name the entity lane also looks up
 BRIDGE_DEPTH = 12  # vector candidates the lexicon bridge checks
 BRIDGE_COVERAGE = 0.5  # a candidate must contain translations worth half the query words' weight
 GRAPH_HOP_ROWS = 200  # relations read per hop: bounds the walk through hubs in a dense graph
@@ -122,10 +124,20 @@ def specific(store: Store, namespace: str, entity_ids: list[str]) -> set[str]:
     return {e for e in entity_ids if df.get(e, 0) <= max(SPECIFIC_MIN, SPECIFIC_SHARE * total)}
 
 
+def _bilingual(candidates: list[str]) -> list[str]:
+    """The query's entity candidates and the same names in the other script from CC-CEDICT's name pairs
+    (kyoto: 京都, 深圳: shenzhen), one lexicon lookup per candidate: a name stored in one script is found
+    by a question writing it in the other (issue 27)."""
+    out = dict.fromkeys(candidates)
+    for c in candidates:
+        out.update(dict.fromkeys(er.norm(t) for t in xl.name_translations(c)[:MAX_NAME_PAIRS]))
+    return list(out)
+
+
 def entity(store: Store, plan: Plan) -> LaneResult:
     """Memories linked to the entities the query names, weighted by how specific each entity is."""
     flt = plan.flt
-    matched = store.match_aliases(flt.namespace, plan.q.entity_candidates)
+    matched = store.match_aliases(flt.namespace, _bilingual(plan.q.entity_candidates))
     if not matched:
         return LaneResult([])
     ids = [m[0] for m in matched]

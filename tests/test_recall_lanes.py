@@ -144,6 +144,14 @@ def test_entity_lane_ignores_an_entity_in_most_memories(store: SqliteStore) -> N
     assert len(lanes.entity(store, plan("Caroline", lexical_precision=False)).seqs) == 41
 
 
+def test_entity_lane_matches_a_name_written_in_the_other_script(store: SqliteStore) -> None:
+    kyoto = put(store, "我在京都住了三年。", entities=(("京都", "place"),))
+    shenzhen = put(store, "We opened the Shenzhen office in May.", entities=(("Shenzhen", "place"),))
+    put(store, "Unrelated.", entities=(("Bob", "person"),))
+    assert lanes.entity(store, plan("How long did I live in Kyoto?")).seqs == [kyoto]  # CC-CEDICT: Kyoto 京都
+    assert lanes.entity(store, plan("深圳办公室什么时候开的？")).seqs == [shenzhen]
+
+
 # ---------------------------------------------------------------- graph
 
 
