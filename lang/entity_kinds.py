@@ -15,6 +15,8 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import numpy as np
+
 from lang.cedict import cedict_path, jieba_dict_path
 
 _VERB_GLOSS = re.compile(r"/to ([a-z]+)(?=[/ ;,(])")
@@ -31,6 +33,26 @@ IRREGULAR_PAST = {
 
 _lock = threading.Lock()
 _read: dict[str, frozenset[str]] = {}  # word classes read so far, by name: each file is read once
+_hashed: dict[str, HashedWords] = {}  # the large ones, kept as hashes (HashedWords)
+
+
+class HashedWords:
+    """A large word class for membership tests only, kept as the sorted 64-bit hashes of its words: 8 bytes
+    a word instead of about 140 as a frozenset of str (CC-CEDICT's 85k ordinary words: under 1 MB, not 12 MB
+    of the daemon's RSS, issue 30). A false "in" needs a collision of Python's 64-bit string hash."""
+
+    __slots__ = ("_keys",)
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self._keys = np.unique(np.fromiter((hash(w) for w in words), dtype=np.int64))
+
+    def __contains__(self, word: object) -> bool:
+        h = hash(word)
+        i = int(np.searchsorted(self._keys, h))
+        return i < len(self._keys) and int(self._keys[i]) == h
+
+    def __len__(self) -> int:
+        return len(self._keys)
 # A character this frequent in jieba's dictionary, tagged verb, preposition, conjunction, adverb or particle
 # (是 797k, 用 77k, 住 30k), is a word of its own after a name far more often than a name's last character
 # (立 8k in 张国立, 华 4k in 刘德华).
@@ -82,10 +104,16 @@ def zh_person_readings() -> frozenset[str]:
     return _read_once("zh_person_readings", cedict_path(), _ZH_PERSON_READING.findall)
 
 
-def zh_ordinary_words() -> frozenset[str]:
+def zh_ordinary_words() -> HashedWords:
     """Chinese words of two or more characters that CC-CEDICT lists as ordinary words (lowercase pinyin);
-    empty without the dictionary."""
-    return _read_once("zh_ordinary_words", cedict_path(), _ZH_ORDINARY.findall)
+    empty without the dictionary. Read once, kept as hashes (85k words)."""
+    with _lock:
+        if "zh_ordinary_words" not in _hashed:
+            path = cedict_path()
+            # One match at a time: a list of 85k words would leave its small blocks behind in the heap.
+            text = path.read_text(encoding="utf-8") if path is not None else ""
+            _hashed["zh_ordinary_words"] = HashedWords(m.group(1) for m in _ZH_ORDINARY.finditer(text))
+    return _hashed["zh_ordinary_words"]
 
 
 def zh_surnames() -> frozenset[str]:

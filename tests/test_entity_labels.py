@@ -204,3 +204,14 @@ def test_jieba_person_tags_on_ordinary_words_are_no_people(lexicon: xl.Lexicon) 
     # them as people do: surname and given name each capitalised (Li3 Na4), unlike 安卓 [An1 zhuo2].
     for name in ("李娜", "刘洋", "周杰伦", "孙悦"):
         assert mentions(f"{name}下个月要去上海出差。", lexicon).get(name) == "person", name
+
+
+def test_ordinary_words_are_kept_as_hashes_and_answer_membership() -> None:
+    """CC-CEDICT's 85k ordinary words are held as 64-bit hashes (the daemon's RSS, issue 30), and still say
+    which words are ordinary (清仓, 咖啡) and which are names (王磊 [Wang2 Lei3])."""
+    words = entity_kinds.zh_ordinary_words()
+    assert isinstance(words, entity_kinds.HashedWords) and len(words) > 50_000
+    assert "清仓" in words and "咖啡" in words and "贝斯" in words
+    assert "王磊" not in words and "安卓" not in words and "" not in words and 3 not in words
+    small = entity_kinds.HashedWords(["甲乙", "丙丁", "甲乙"])
+    assert len(small) == 2 and "丙丁" in small and "乙丙" not in small
