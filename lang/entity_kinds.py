@@ -98,27 +98,39 @@ _ZH_SURNAME = re.compile(r"^\S+ (\S) \[[A-Z][^\]]*\] /(?:[^/\n]*/)*?surname ", r
 _ZH_PERSON_READING = re.compile(r"^\S+ (\S{2,3}) \[[A-Z][a-z:]*[1-5] [A-Z][a-z:]*[1-5](?: [a-z:]+[1-5])?\]", re.M)
 
 
+def _zh_person_classes() -> None:
+    """Read CC-CEDICT once for the three classes the person-tag guard asks for together (entity_resolve:
+    ordinary words, surnames, names read as a person's): one read of the 9 MB file, not three, and the first
+    Chinese name after a start (the warm-up's) pays it for all of them."""
+    with _lock:
+        if "zh_ordinary_words" in _hashed:
+            return
+        path = cedict_path()
+        text = path.read_text(encoding="utf-8") if path is not None else ""
+        _read["zh_surnames"] = frozenset(_ZH_SURNAME.findall(text))
+        _read["zh_person_readings"] = frozenset(_ZH_PERSON_READING.findall(text))
+        # One match at a time: a list of 85k words would leave its small blocks behind in the heap.
+        _hashed["zh_ordinary_words"] = HashedWords(m.group(1) for m in _ZH_ORDINARY.finditer(text))
+
+
 def zh_person_readings() -> frozenset[str]:
     """Chinese words of two or three characters that CC-CEDICT reads as a person's name (李娜, 周杰伦);
     empty without the dictionary."""
-    return _read_once("zh_person_readings", cedict_path(), _ZH_PERSON_READING.findall)
+    _zh_person_classes()
+    return _read["zh_person_readings"]
 
 
 def zh_ordinary_words() -> HashedWords:
     """Chinese words of two or more characters that CC-CEDICT lists as ordinary words (lowercase pinyin);
-    empty without the dictionary. Read once, kept as hashes (85k words)."""
-    with _lock:
-        if "zh_ordinary_words" not in _hashed:
-            path = cedict_path()
-            # One match at a time: a list of 85k words would leave its small blocks behind in the heap.
-            text = path.read_text(encoding="utf-8") if path is not None else ""
-            _hashed["zh_ordinary_words"] = HashedWords(m.group(1) for m in _ZH_ORDINARY.finditer(text))
+    empty without the dictionary. Kept as hashes (85k words)."""
+    _zh_person_classes()
     return _hashed["zh_ordinary_words"]
 
 
 def zh_surnames() -> frozenset[str]:
     """Single characters that CC-CEDICT glosses as a surname (王, 林, 清); empty without the dictionary."""
-    return _read_once("zh_surnames", cedict_path(), _ZH_SURNAME.findall)
+    _zh_person_classes()
+    return _read["zh_surnames"]
 
 
 def is_verb(word: str, verbs: frozenset[str] | set[str]) -> bool:
