@@ -617,6 +617,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "unknown {what}: {got}; choose from {allowed}",
         "zh": "未知的{what}：{got}；可选：{allowed}",
     },
+    "quality.eval_reuse_needs_db": {
+        "en": "--reuse-db needs --db FILE and an in-process run (no --url): it reuses the conversations that file already holds",
+        "zh": "--reuse-db 需要 --db FILE 且在进程内运行（不能用 --url）：它复用该文件中已导入的对话",
+    },
     "quality.eval_remote_disable": {
         "en": "--disable, --enable and --set work only in-process; change the daemon's config instead",
         "zh": "--disable、--enable 和 --set 只能在进程内使用；请改为修改守护进程的配置",
@@ -1472,6 +1476,12 @@ MESSAGES: dict[str, dict[str, str]] = {
     "cli.help.locomo_misses": {
         "en": "print the questions missed at 10",
         "zh": "列出前 10 名内未命中的问题",
+    },
+    "cli.help.locomo_reuse_db": {
+        "en": "with --db: a conversation the file already holds is not imported again, so runs that differ only in "
+              "query-time switches (--set, --disable) skip the import; its write-time settings are the first run's",
+        "zh": "与 --db 一起使用：文件中已有的对话不再导入，只在查询期开关（--set、--disable）上不同的多次运行可跳过导入；"
+              "写入期设置沿用第一次运行",
     },
     "cli.help.locomo_baseline": {
         "en": "a saved --json run to compare with; prints the deltas and the ship rule's verdict",

@@ -179,9 +179,12 @@ def _parse(argv: list[str] | None) -> Any:
     ap.add_argument("--baseline", default="", help=t("cli.help.locomo_baseline"))
     ap.add_argument("--compare", default="", help=t("cli.help.locomo_compare"))
     ap.add_argument("--ship-metric", default="any@10", choices=CONV_COLS, help=t("cli.help.locomo_ship_metric"))
+    ap.add_argument("--reuse-db", action="store_true", help=t("cli.help.locomo_reuse_db"))
     args = ap.parse_args(argv)
     if bool(args.compare) == bool(args.path) or (args.compare and not args.baseline):
         ap.error(t("cli.help.locomo_path_or_compare"))
+    if args.reuse_db and (not args.db or args.url):
+        ap.error(t("quality.eval_reuse_needs_db"))
     return args
 
 
@@ -232,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     payload = {"path": args.path, "lanes": lanes or list(LANE_NAMES), "disabled": disable, "enabled": enable,
                "settings": settings, "backend": args.url or "in-process", "overall": overall,
                "by_conversation": convs, "by_category": {str(c): m for c, m in by_cat.items()},
-               "latency_ms": {"p50": p50, "p95": p95}, "ingest_s": ingest_s}
+               "latency_ms": {"p50": p50, "p95": p95}, "ingest_s": ingest_s, "questions": per_q}
     if args.json:
         write_json(args.json, payload)
     if baseline is not None:
@@ -254,6 +257,9 @@ def _ask(backend: Any, samples: list[dict[str, Any]], cats: set[int], args: Any,
             for i, sample in enumerate(samples):
                 ns = "locomo-" + re.sub(r"[^A-Za-z0-9_.:-]", "_", str(sample.get("sample_id", i)))[:50]
                 namespaces.append(ns)
+                if args.reuse_db and backend.count(ns):  # imported by an earlier run on this --db file
+                    bar.update(len(turns_of(sample)))
+                    continue
                 for turn in turns_of(sample):
                     meta = {"dia_id": turn["dia_id"], "session": turn["session"],
                             "session_date": turn["session_date"], "speaker": turn["speaker"]}

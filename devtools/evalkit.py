@@ -88,6 +88,10 @@ class InProcess:
     def recall(self, **kw: Any) -> dict[str, Any]:
         return self.mem.recall(**kw)
 
+    def count(self, namespace: str) -> int:
+        """The memories `namespace` holds (eval locomo --reuse-db: a conversation already imported)."""
+        return self.mem.store.count_memories(namespace)
+
     def flush(self) -> None:
         """Wait for the own vectors, then the context windows; print how long each took after the import."""
         t0 = time.perf_counter()

@@ -49,6 +49,22 @@ def test_eval_locomo_reports_each_conversation(tmp_path: Path) -> None:
     by_conv = json.loads(out.read_text(encoding="utf-8"))["by_conversation"]
     assert set(by_conv) == {"locomo-one", "locomo-two"} and all(m["n"] == 1 for m in by_conv.values())
 
+    # --reuse-db: a second run on the same file asks the conversations it holds without importing them again.
+    # Bo's turn of conversation "one" is forgotten in between: an import would write it back.
+    with Memory(tmp_path / "toy.db") as mem:
+        bo = [h for h in mem.recall("marathon", namespace="locomo-one")["hits"] if h["metadata"]["dia_id"] == "D1:2"]
+        mem.forget(bo[0]["chunk_id"], namespace="locomo-one")
+    again = tmp_path / "again.json"
+    assert eval_locomo.main([str(path), "--db", str(tmp_path / "toy.db"), "--reuse-db", "--json", str(again)]) == 0
+    first, second = (json.loads(p.read_text(encoding="utf-8")) for p in (out, again))
+    assert [q["question"] for q in second["questions"]] == [q["question"] for q in first["questions"]]
+    assert all(q["got"][:1] == ["D1:1"] for q in second["questions"])
+    with Memory(tmp_path / "toy.db") as mem:
+        assert mem.store.count_memories("locomo-one") == 1 and mem.store.count_memories("locomo-two") == 2
+    with pytest.raises(SystemExit) as stop:
+        eval_locomo.main([str(path), "--reuse-db"])  # no --db: nothing to reuse
+    assert stop.value.code == 2
+
 
 # ---------------------------------------------------------------- threads
 
