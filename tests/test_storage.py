@@ -308,3 +308,46 @@ def test_postgres_version_5_normalises_old_hashes_and_predicates(pg_url):
     finally:
         conn.close()
     assert pdb.migrate(pg_url, 384) == []
+
+
+
+TRACE_SCRIPT = textwrap.dedent(
+    """
+    import sys, threading, time
+    sys.path.insert(0, {root!r})
+    from store.sqlite.engine import SqliteStore
+    store = SqliteStore({db!r}, 8)
+    stop, seen = threading.Event(), []
+
+    def read():
+        while not stop.is_set():
+            db = store.reader()
+            for _ in range(50):
+                db.execute("select 1").fetchone()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    until = time.monotonic() + 2.0
+    while time.monotonic() < until:
+        store.set_trace(seen.append)
+        store.reader().execute("select 2").fetchone()  # this thread's reader takes the trace at once
+        store.set_trace(None)
+    stop.set()
+    reader.join()
+    store.close()
+    print("traced", seen.count("select 2") > 0, flush=True)
+    """
+)
+
+
+def test_set_trace_while_another_thread_reads_never_deadlocks(tmp_path: Path) -> None:
+    """A trace set or cleared while another thread runs statements on its own read connection. set_trace
+    used to reach into that connection from the calling thread, and could hang the process for good: the
+    caller held the GIL and waited for the connection's mutex, the reader held the mutex and waited for
+    the GIL to call the callback (a CI run hung so). In a child process, so a hang fails the test."""
+    script = TRACE_SCRIPT.format(root=str(ROOT), db=str(tmp_path / "t.db"))
+    try:
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("set_trace deadlocked against a reading thread")
+    assert proc.returncode == 0 and "traced True" in proc.stdout, proc.stderr

@@ -121,19 +121,24 @@ class SqliteStore(SharedSql, Browse):
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = connect(self.path, cache_kib=self._cache_kib)
-            conn.set_trace_callback(self._trace)
             self._local.conn = conn
+            self._local.trace = None
             with self._readers_lock:
                 self._readers.append(conn)
+        trace = self._trace
+        if self._local.trace is not trace:  # set_trace: applied by the thread that owns the connection
+            conn.set_trace_callback(trace)
+            self._local.trace = trace
         return conn
 
     def set_trace(self, callback: Callable[[str], None] | None, writer: bool = False) -> None:
         """Call `callback` with every statement the read connections run (benchmarks explain them), and
-        with `writer` the writer's too; None stops."""
+        with `writer` the writer's too; None stops.
+
+        Each read connection takes the change at its thread's next reader() call. Setting it from here on a
+        connection another thread is running a statement on deadlocked: this thread held the GIL and waited
+        for the connection's mutex, the other held the mutex and waited for the GIL to call the callback."""
         self._trace = callback
-        with self._readers_lock:
-            for conn in self._readers:
-                conn.set_trace_callback(callback)
         if writer:
             with self._write_lock:
                 self._writer.set_trace_callback(callback)
