@@ -621,6 +621,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "--reuse-db needs --db FILE and an in-process run (no --url): it reuses the conversations that file already holds",
         "zh": "--reuse-db 需要 --db FILE 且在进程内运行（不能用 --url）：它复用该文件中已导入的对话",
     },
+    "quality.eval_reuse_partial": {
+        "en": "--reuse-db: {namespace} holds {held} live memories for {turns} turns; it is asked as it is "
+              "(an interrupted import needs a fresh --db file)",
+        "zh": "--reuse-db：{namespace} 有 {held} 条有效记忆，对应 {turns} 轮对话；按现状提问"
+              "（导入中断过的话，请换一个新的 --db 文件）",
+    },
     "quality.eval_remote_disable": {
         "en": "--disable, --enable and --set work only in-process; change the daemon's config instead",
         "zh": "--disable、--enable 和 --set 只能在进程内使用；请改为修改守护进程的配置",

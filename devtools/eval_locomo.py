@@ -257,7 +257,11 @@ def _ask(backend: Any, samples: list[dict[str, Any]], cats: set[int], args: Any,
             for i, sample in enumerate(samples):
                 ns = "locomo-" + re.sub(r"[^A-Za-z0-9_.:-]", "_", str(sample.get("sample_id", i)))[:50]
                 namespaces.append(ns)
-                if args.reuse_db and backend.count(ns):  # imported by an earlier run on this --db file
+                held = backend.count(ns) if args.reuse_db else 0
+                if held:  # imported by an earlier run on this --db file
+                    if held != len(turns_of(sample)):  # an interrupted import, or memories forgotten since
+                        tqdm.write(t("quality.eval_reuse_partial", namespace=ns, held=held,
+                                     turns=len(turns_of(sample))), file=sys.stderr)
                     bar.update(len(turns_of(sample)))
                     continue
                 for turn in turns_of(sample):

@@ -310,7 +310,6 @@ def test_postgres_version_5_normalises_old_hashes_and_predicates(pg_url):
     assert pdb.migrate(pg_url, 384) == []
 
 
-
 TRACE_SCRIPT = textwrap.dedent(
     """
     import sys, threading, time
