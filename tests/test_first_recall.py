@@ -48,6 +48,26 @@ async def _recall_times(d, n: int) -> list[float]:
     return out
 
 
+def _cold_ratios(times: list[float]) -> list[tuple[str, float, float]]:
+    """For the first English and the first Chinese question: its first recall and the median of its later ones.
+
+    Like with like: the later recalls of the same question. They cost different amounts: one that names
+    someone most memories mention embeds the question a second time (relevance, "what is asked").
+    """
+    out = []
+    for i in range(2):
+        same = times[i + len(QUERIES)::len(QUERIES)]
+        out.append((QUERIES[i], times[i], statistics.median(same)))
+    return out
+
+
+# Without the start-up's warm-up (and with the relevance cohort already on disk), the first English recall took
+# about 1.6x the later ones here, the first Chinese one about 10x (rjieba and the Chinese analysis load: 344-524
+# ms against 32-47 ms). One sample can be 2x on a busy machine too (a CI run: 103 ms against 50 ms), so a start
+# counts as cold only when each of ATTEMPTS starts shows it: a lost warm-up fails them all, a hiccup does not.
+ATTEMPTS = 3
+
+
 def test_first_recall_after_start_is_warm(tmp_path):
     db = tmp_path / "memory.db"
     with running_daemon(tmp_path, db_path=db) as d:
@@ -56,16 +76,18 @@ def test_first_recall_after_start_is_warm(tmp_path):
         deadline = time.monotonic() + 120
         while httpx.get(d.url + "/health", timeout=10).json()["pending_embeddings"] and time.monotonic() < deadline:
             time.sleep(0.2)
-    # A second start on the same file is what a user meets every morning.
-    with running_daemon(tmp_path, db_path=db) as d:
-        times = asyncio.run(_recall_times(d, 41))
-    # Like with like: the later recalls of the first one's question. They cost different amounts: one that
-    # names someone most memories mention embeds the question a second time (relevance, "what is asked").
-    same = times[len(QUERIES)::len(QUERIES)]
-    first, rest = times[0], statistics.median(same)
-    print(f"first recall {first*1000:.0f} ms, median of the {len(same)} later ones of its question {rest*1000:.0f} ms")
-    assert first <= 2 * rest, (f"first recall {first*1000:.0f} ms, median of the {len(same)} later ones of its "
-                               f"question {rest*1000:.0f} ms; all {[round(x*1000) for x in times]}")
+    seen = []
+    for _ in range(ATTEMPTS):
+        # A new start on the same file is what a user meets every morning.
+        with running_daemon(tmp_path, db_path=db) as d:
+            times = asyncio.run(_recall_times(d, 41))
+        ratios = _cold_ratios(times)
+        seen.append([(q, round(first * 1000), round(rest * 1000)) for q, first, rest in ratios])
+        print("first recall, median of the later ones of its question (ms):", seen[-1])
+        if all(first <= 2 * rest for _, first, rest in ratios):
+            return
+    pytest.fail(f"in each of {ATTEMPTS} starts a first recall took over twice the median of the later ones of "
+                f"its question (question, first ms, median ms): {seen}")
 
 
 def test_warm_up_also_runs_the_entity_extractor_on_both_languages(tmp_path, e5, monkeypatch):
