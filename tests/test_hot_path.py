@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from config import Config
@@ -10,11 +12,18 @@ from memory import Memory
 from store.protocol import Filter
 
 
+def this_thread(statements: list[str]) -> Callable[[str], None]:
+    """A trace callback that keeps the statements this thread runs: the embedding workers of `mem` run theirs
+    (a pending count among them) whenever they wake, and an absence checked here is this thread's."""
+    me = threading.get_ident()
+    return lambda sql: statements.append(sql) if threading.get_ident() == me else None
+
+
 def test_counts_are_reused_until_a_commit_and_stay_exact(mem: Memory) -> None:
     store = mem.store
     ids = [mem.remember(f"Note {i}: Bob met Alice in Berlin.", namespace="n")["chunk_id"] for i in range(3)]
     statements: list[str] = []
-    store.set_trace(statements.append)
+    store.set_trace(this_thread(statements))
     try:
         assert store.count_memories("n") == 3 and store.count(Filter("n")) == 3
         before = len(statements)
@@ -68,7 +77,7 @@ def test_entity_counts_are_counted_once_per_write_of_any_connection(mem: Memory,
     mem.flush()
     (alice,) = [m[0] for m in store.match_aliases("n", ["alice"])]
     statements: list[str] = []
-    store.set_trace(statements.append)
+    store.set_trace(this_thread(statements))
     try:
         assert store.entity_chunk_counts([alice, "e_nobody"]) == {alice: 1}
         before = len(statements)
@@ -124,7 +133,7 @@ def test_term_stats_match_the_index_on_either_path_and_follow_writes(mem: Memory
         monkeypatch.setattr(sq, "HAS_SCAN_MAX", scan_max)
         assert store.term_stats("latin", words, seqs) == expected
     statements: list[str] = []
-    store.set_trace(statements.append)
+    store.set_trace(this_thread(statements))
     try:
         store.term_stats("latin", words, seqs)
         assert not any("count(*)" in s for s in statements)  # document frequencies kept for the generation
