@@ -53,6 +53,15 @@ def rss_mb(pid: int | str = "self") -> float | None:
     return None
 
 
+def cpu_s(pid: int | str = "self") -> float | None:
+    """User + system CPU seconds a process has used, from /proc (Linux); None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def index_maps_mb(pid: int | str) -> tuple[float, float] | None:
     """(mapped, resident) MB of the approximate index files a process maps (/proc smaps, Linux): the usearch
     files and their sorted keys (store/sqlite/ann.py); None elsewhere. Issue 15 bounds the daemon's RSS by 200 MB
@@ -145,7 +154,7 @@ def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]],
     vector lane alone, each pass with its own questions (`queries`, keyed "sse", "http", "vector"). `floor`:
     see _mcp_recalls; the Streamable HTTP pass reports each question's floor beside its recall. `writes`:
     items (corpus.make_item) remembered through Streamable HTTP one by one after the RSS readings
-    (`mcp_writes`: each acknowledgement and the rate)."""
+    (`mcp_writes`: each acknowledgement, the rate, and the CPU per write of this process and of the daemon)."""
     server = ROOT / "mcp_server.py"
     if not server.exists():
         return {"skipped": t("bench.daemon_missing", path=str(server))}
@@ -195,8 +204,16 @@ def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]],
             out["index_mapped_mb"], out["index_resident_mb"] = maps
             out["rss_after_without_index_mb"] = round(out["rss_after_mb"] - maps[1], 1)
         if writes:
+            # CPU per write on each side: the daemon's includes the embedding its worker runs meanwhile, so the
+            # two show whether the rate is bound by the cores (2 here) or by waiting.
+            daemon0, own0 = cpu_s(proc.pid), os.times()
             times, wall = asyncio.run(_mcp_writes(base + "/mcp", writes))
-            out["mcp_writes"] = {**pct(times), "per_s": round(len(times) / wall, 1)}
+            daemon1, own1 = cpu_s(proc.pid), os.times()
+            out["mcp_writes"] = {**pct(times), "per_s": round(len(times) / wall, 1),
+                                 "client_cpu_ms": round((own1.user + own1.system - own0.user - own0.system)
+                                                        / len(times) * 1000, 2)}
+            if daemon0 is not None and daemon1 is not None:
+                out["mcp_writes"]["daemon_cpu_ms"] = round((daemon1 - daemon0) / len(times) * 1000, 2)
         return out
     except Exception as exc:  # report what failed instead of hiding it; the rest of the run stands
         while getattr(exc, "exceptions", None):  # anyio wraps the real error in an exception group

@@ -322,6 +322,11 @@ def test_the_floor_checks_read_one_runs_figures() -> None:
     rows = {row["measure"]: row for row in b.targets(r)}
     assert rows["writes acknowledged over MCP, one by one"]["value"] == [280.5, 3.1]
     assert rows["writes acknowledged over MCP, one by one"]["met"] is True
+    assert "CPU per MCP write: client, daemon (ms)" not in rows  # a run that could not read the daemon's CPU
+    r["daemon"]["mcp_writes"] |= {"client_cpu_ms": 2.9, "daemon_cpu_ms": 11.5}
+    rows = {row["measure"]: row for row in b.targets(r)}
+    assert rows["CPU per MCP write: client, daemon (ms)"] == {"measure": "CPU per MCP write: client, daemon (ms)",
+                                                              "target": "-", "value": [2.9, 11.5], "met": None}
 
 
 def test_the_daemon_pass_writes_through_mcp_and_reports_the_rate(tmp_path: Path, e5: Any) -> None:
@@ -342,6 +347,8 @@ def test_the_daemon_pass_writes_through_mcp_and_reports_the_rate(tmp_path: Path,
     d = dp.daemon_phase(db, home, queries, writes=writes)
     assert "error" not in d and "skipped" not in d, d
     assert d["mcp_writes"]["count"] == 6 and d["mcp_writes"]["per_s"] > 0
+    # A write costs the client its MCP call and the daemon the call, the write and its embedding.
+    assert d["mcp_writes"]["client_cpu_ms"] > 0 and d["mcp_writes"]["daemon_cpu_ms"] > 0
     with Memory(db, config=load_config({"HOME": str(home)}), embedder=e5, start_worker=False) as m:
         found = m.recall(writes[-1]["content"], namespace=corpus.NS, lanes=["meta"])["hits"]
     assert found and found[0]["content"] == writes[-1]["content"]
