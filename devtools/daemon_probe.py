@@ -127,15 +127,16 @@ async def _mcp_recalls(url: str, transport: str, queries: list[str], lanes: list
     return times, pings, floors
 
 
-async def _mcp_writes(url: str, items: list[dict[str, Any]]) -> tuple[list[float], float]:
+async def _mcp_writes(url: str, items: list[dict[str, Any]], pid: int) -> dict[str, Any]:
     """memory_remember of each item, one after the other on one Streamable HTTP session, as an agent
-    writes: each call's round trip (ms) and the wall time of them all (s). The daemon's worker embeds
-    them meanwhile, as it would."""
+    writes: each call's round trip (ms), the rate, and the CPU each write cost this process and the daemon
+    `pid` (its worker's embedding of the writes included), all over the writes alone, not the session's
+    set-up. The daemon's worker embeds them meanwhile, as it would."""
     times: list[float] = []
     async with streamable_http_client(url) as streams:
         async with ClientSession(streams[0], streams[1]) as session:
             await session.initialize()
-            started = time.perf_counter()
+            started, own0, daemon0 = time.perf_counter(), time.process_time(), cpu_s(pid)
             for item in items:
                 t0 = time.perf_counter()
                 res = await session.call_tool("memory_remember", {"content": item["content"], "namespace": NS,
@@ -143,8 +144,12 @@ async def _mcp_writes(url: str, items: list[dict[str, Any]]) -> tuple[list[float
                 times.append((time.perf_counter() - t0) * 1000)
                 if res.is_error:
                     raise RuntimeError(f"memory_remember failed: {res.content}")
-            wall = time.perf_counter() - started
-    return times, wall
+            wall, own1, daemon1 = time.perf_counter() - started, time.process_time(), cpu_s(pid)
+    out = {**pct(times), "per_s": round(len(times) / wall, 1),
+           "client_cpu_ms": round((own1 - own0) / len(times) * 1000, 2)}
+    if daemon0 is not None and daemon1 is not None:
+        out["daemon_cpu_ms"] = round((daemon1 - daemon0) / len(times) * 1000, 2)
+    return out
 
 
 def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]],
@@ -204,16 +209,8 @@ def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]],
             out["index_mapped_mb"], out["index_resident_mb"] = maps
             out["rss_after_without_index_mb"] = round(out["rss_after_mb"] - maps[1], 1)
         if writes:
-            # CPU per write on each side: the daemon's includes the embedding its worker runs meanwhile, so the
-            # two show whether the rate is bound by the cores (2 here) or by waiting.
-            daemon0, own0 = cpu_s(proc.pid), os.times()
-            times, wall = asyncio.run(_mcp_writes(base + "/mcp", writes))
-            daemon1, own1 = cpu_s(proc.pid), os.times()
-            out["mcp_writes"] = {**pct(times), "per_s": round(len(times) / wall, 1),
-                                 "client_cpu_ms": round((own1.user + own1.system - own0.user - own0.system)
-                                                        / len(times) * 1000, 2)}
-            if daemon0 is not None and daemon1 is not None:
-                out["mcp_writes"]["daemon_cpu_ms"] = round((daemon1 - daemon0) / len(times) * 1000, 2)
+            # The CPU per write on each side shows whether the rate is bound by the cores (2 here) or by waiting.
+            out["mcp_writes"] = asyncio.run(_mcp_writes(base + "/mcp", writes, proc.pid))
         return out
     except Exception as exc:  # report what failed instead of hiding it; the rest of the run stands
         while getattr(exc, "exceptions", None):  # anyio wraps the real error in an exception group
