@@ -102,13 +102,24 @@ def _recalls_during_drain(m: Memory, seconds: float) -> list[tuple[float, float]
     return spans
 
 
+def _outlasting(e5: Any, batch: int, seconds: float) -> int:
+    """How many turns keep the first worker busy for 2.5 times `seconds` at the model's speed now, measured on
+    one batch: left alone that long, the first worker must not drain the backlog before the second may start."""
+    sample = _turns(batch)
+    e5.embed_passages(sample[:2])
+    t0 = time.perf_counter()
+    e5.embed_passages(sample)
+    per_text = (time.perf_counter() - t0) / batch
+    return min(4000, max(200, int(2.5 * seconds / per_text)))
+
+
 def test_a_recall_stops_a_second_worker_that_is_not_niced(tmp_path: Path, e5: Any) -> None:
     log: list[tuple[str, float, str]] = []
     twins: list[_Counted] = []
     counted = _Counted(e5, log, "first", twins)
     cfg = _cfg(tmp_path, 2, MEMLANE_FACTS="off", MEMLANE_CONTEXT_VECTORS="off", MEMLANE_EMBED_NICE="0")
     with Memory(tmp_path / "m.db", config=cfg, embedder=counted, start_worker=False) as m:
-        for text in _turns(200):
+        for text in _turns(_outlasting(e5, cfg.embed_batch, 3.0 + memory_mod.QUIET_S)):
             m.remember(text, namespace="g")
         spans = _recalls_during_drain(m, 3.0)
         quiet_from = spans[-1][1] + memory_mod.QUIET_S
