@@ -1541,6 +1541,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "remember calls timed for the ack latency",
         "zh": "用于测量确认延迟的 remember 调用次数",
     },
+    "cli.help.bench_import_n": {
+        "en": "with --daemon: memories another process writes while recalls arrive, for the recall p50 during an import (0: skip)",
+        "zh": "配合 --daemon：另一进程在召回进行时写入的记忆条数，用于测量导入期间的召回 p50（0 为跳过）",
+    },
     "cli.help.bench_embed_sample": {
         "en": "texts for the embedding throughput test",
         "zh": "向量吞吐量测试使用的文本数",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import multiprocessing
 import os
 import socket
 import statistics
@@ -152,14 +153,115 @@ async def _mcp_writes(url: str, items: list[dict[str, Any]], pid: int) -> dict[s
     return out
 
 
+DRAIN_TIMEOUT_S = 900  # a backlog the worker has not embedded by then fails the pass
+RECALL_GAP_S = 0.25  # the import pass asks a question this often, as bench_worker does in process
+IDLE_RECALLS = 30
+
+
+def _pending(base: str) -> int:
+    """Own vectors still to embed, from the daemon's /health."""
+    # Deferred: as in daemon_phase.
+    import httpx
+
+    body = httpx.get(base + "/health", timeout=10.0).json()
+    return int(body.get("pending_embeddings") or 0)
+
+
+def _drained(base: str, since: float) -> float:
+    """Seconds from `since` (perf_counter) until /health reports no own vector pending, read every 0.1 s."""
+    deadline = time.perf_counter() + DRAIN_TIMEOUT_S
+    while _pending(base) > 0:
+        if time.perf_counter() > deadline:
+            raise RuntimeError(t("quality.eval_no_drain", seconds=DRAIN_TIMEOUT_S))
+        time.sleep(0.1)
+    return time.perf_counter() - since
+
+
+def _import_writer(url: str, items: list[dict[str, Any]], ready: Any) -> None:
+    """A process of its own that remembers `items` one by one (its client's CPU stays off the recalls' GIL);
+    `ready` is set once its session is up, so the busy recalls start with the writes."""
+
+    async def write() -> None:
+        async with streamable_http_client(url) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                ready.set()
+                for item in items:
+                    res = await session.call_tool("memory_remember", {
+                        "content": item["content"], "namespace": NS, "tags": item["tags"], "source": item["source"]})
+                    if res.is_error:
+                        raise RuntimeError(f"memory_remember failed: {res.content}")
+
+    asyncio.run(write())
+
+
+async def _paced_recalls(url: str, questions: list[str], go_on: Callable[[int], bool]) -> list[float]:
+    """memory_recall round trips (ms) on one session, a question every RECALL_GAP_S while go_on(i) holds;
+    the questions cycle when the pass outlasts them."""
+    times: list[float] = []
+    async with streamable_http_client(url) as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            i = 0
+            while go_on(i):
+                t0 = time.perf_counter()
+                res = await session.call_tool("memory_recall", {"query": questions[i % len(questions)], "namespace": NS})
+                times.append((time.perf_counter() - t0) * 1000)
+                if res.is_error:
+                    raise RuntimeError(f"memory_recall failed: {res.content}")
+                i += 1
+                await asyncio.sleep(RECALL_GAP_S)
+    return times
+
+
+def _import_pass(base: str, items: list[dict[str, Any]], questions: list[str]) -> dict[str, Any]:
+    """Issue 30's "query p50 while a bulk import runs": IDLE_RECALLS paced recalls on the drained daemon,
+    then the same pace while another process remembers `items` one by one and the daemon embeds them, until
+    its queue is empty. Each pass asks questions of its own."""
+    _drained(base, time.perf_counter())
+    idle = asyncio.run(_paced_recalls(base + "/mcp", questions[:IDLE_RECALLS], lambda i: i < IDLE_RECALLS))
+    spawn = multiprocessing.get_context("spawn")
+    ready = spawn.Event()
+    writer = spawn.Process(target=_import_writer, args=(base + "/mcp", items, ready), daemon=True)
+    writer.start()
+    if not ready.wait(120):
+        writer.kill()
+        raise RuntimeError("the import writer did not start")
+    t0 = time.perf_counter()
+    written: list[float] = []
+
+    def go_on(i: int) -> bool:
+        if writer.is_alive():
+            return True
+        if not written:
+            written.append(time.perf_counter() - t0)
+        return _pending(base) > 0
+
+    busy = asyncio.run(_paced_recalls(base + "/mcp", questions[IDLE_RECALLS:], go_on))
+    drained = time.perf_counter() - t0
+    writer.join(timeout=30)
+    if writer.exitcode != 0:
+        raise RuntimeError(f"the import writer failed (exit code {writer.exitcode})")
+    out: dict[str, Any] = {"items": len(items), "idle": pct(idle), "busy": pct(busy),
+                           "written_per_s": round(len(items) / written[0], 1) if written else None,
+                           "drained_s": round(drained, 2)}
+    if idle and busy:
+        out["busy_over_idle_p50"] = round(out["busy"]["p50_ms"] / out["idle"]["p50_ms"], 3)
+    return out
+
+
 def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]],
                  floor: Callable[[str], float] | None = None,
-                 writes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                 writes: list[dict[str, Any]] | None = None,
+                 imports: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Start the daemon on `db_path`, then recall over SSE, Streamable HTTP, and Streamable HTTP with the
     vector lane alone, each pass with its own questions (`queries`, keyed "sse", "http", "vector"). `floor`:
     see _mcp_recalls; the Streamable HTTP pass reports each question's floor beside its recall. `writes`:
     items (corpus.make_item) remembered through Streamable HTTP one by one after the RSS readings
-    (`mcp_writes`: each acknowledgement, the rate, and the CPU per write of this process and of the daemon)."""
+    (`mcp_writes`: each acknowledgement, the rate, and the CPU per write of this process and of the daemon),
+    and the own vectors' drain after them with no question arriving. `imports`: items another process
+    remembers while questions (`queries["import"]`) arrive, against the same pace on the idle daemon
+    (`mcp_import`, _import_pass)."""
     server = ROOT / "mcp_server.py"
     if not server.exists():
         return {"skipped": t("bench.daemon_missing", path=str(server))}
@@ -210,7 +312,13 @@ def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]],
             out["rss_after_without_index_mb"] = round(out["rss_after_mb"] - maps[1], 1)
         if writes:
             # The CPU per write on each side shows whether the rate is bound by the cores (2 here) or by waiting.
+            started = time.perf_counter()
             out["mcp_writes"] = asyncio.run(_mcp_writes(base + "/mcp", writes, proc.pid))
+            # No question arrives meanwhile: the own vectors' drain, from the first write to an empty queue.
+            drained = _drained(base, started)
+            out["mcp_writes"].update(drained_s=round(drained, 2), own_vectors_per_s=round(len(writes) / drained, 1))
+        if imports and queries.get("import"):
+            out["mcp_import"] = _import_pass(base, imports, queries["import"])
         return out
     except Exception as exc:  # report what failed instead of hiding it; the rest of the run stands
         while getattr(exc, "exceptions", None):  # anyio wraps the real error in an exception group

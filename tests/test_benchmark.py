@@ -322,14 +322,24 @@ def test_the_floor_checks_read_one_runs_figures() -> None:
     rows = {row["measure"]: row for row in b.targets(r)}
     assert rows["writes acknowledged over MCP, one by one"]["value"] == [280.5, 3.1]
     assert rows["writes acknowledged over MCP, one by one"]["met"] is True
+    assert rows["MCP pings one by one, the same transport (/s)"]["value"] == 250.0  # 1000 / 4.0 ms
     assert "CPU per MCP write: client, daemon (ms)" not in rows  # a run that could not read the daemon's CPU
     r["daemon"]["mcp_writes"] |= {"client_cpu_ms": 2.9, "daemon_cpu_ms": 11.5}
     rows = {row["measure"]: row for row in b.targets(r)}
     assert rows["CPU per MCP write: client, daemon (ms)"] == {"measure": "CPU per MCP write: client, daemon (ms)",
                                                               "target": "-", "value": [2.9, 11.5], "met": None}
+    assert "own vectors drained through the daemon, no query" not in rows  # a run without the drain's reading
+    r["daemon"]["mcp_writes"] |= {"own_vectors_per_s": 28.5, "drained_s": 7.02}
+    r["daemon"]["mcp_import"] = {"idle": pct(40.0, 50.0), "busy": pct(58.0, 90.0), "busy_over_idle_p50": 1.45}
+    rows = {row["measure"]: row for row in b.targets(r)}
+    assert rows["own vectors drained through the daemon, no query"]["value"] == [28.5, 7.02]
+    assert rows["own vectors drained through the daemon, no query"]["met"] is False  # target 30/s
+    assert rows["recall p50 while an import runs / idle p50"]["value"] == [40.0, 58.0, 1.45]
+    assert rows["recall p50 while an import runs / idle p50"]["met"] is True  # target 1.5x
 
 
-def test_the_daemon_pass_writes_through_mcp_and_reports_the_rate(tmp_path: Path, e5: Any) -> None:
+def test_the_daemon_pass_writes_through_mcp_and_reports_the_rate(tmp_path: Path, e5: Any,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from config import load_config
     from devtools import corpus
     from devtools import daemon_probe as dp
@@ -343,15 +353,25 @@ def test_the_daemon_pass_writes_through_mcp_and_reports_the_rate(tmp_path: Path,
             m.remember(item["content"], namespace=corpus.NS, tags=item["tags"], source=item["source"])
         assert m.flush(120)
     queries = {k: corpus.make_queries(corpus.WARMUP + 3, 20, seed) for seed, k in enumerate(("http", "sse", "vector"))}
+    queries["import"] = corpus.make_queries(8, 20, 9)
     writes = [corpus.make_item(1000 + i, 5) for i in range(6)]
-    d = dp.daemon_phase(db, home, queries, writes=writes)
+    imports = [corpus.make_item(2000 + i, 5) for i in range(24)]
+    monkeypatch.setattr(dp, "IDLE_RECALLS", 4)  # the idle pace's sample, kept short here
+    d = dp.daemon_phase(db, home, queries, writes=writes, imports=imports)
     assert "error" not in d and "skipped" not in d, d
     assert d["mcp_writes"]["count"] == 6 and d["mcp_writes"]["per_s"] > 0
     # A write costs the client its MCP call and the daemon the call, the write and its embedding.
     assert d["mcp_writes"]["client_cpu_ms"] > 0 and d["mcp_writes"]["daemon_cpu_ms"] > 0
+    assert d["mcp_writes"]["drained_s"] > 0 and d["mcp_writes"]["own_vectors_per_s"] == round(6 / d["mcp_writes"]["drained_s"], 1)
+    imp = d["mcp_import"]
+    assert imp["items"] == 24 and imp["idle"]["count"] == 4 and imp["busy"]["count"] >= 1
+    assert imp["written_per_s"] > 0 and imp["drained_s"] > 0
+    assert imp["busy_over_idle_p50"] == round(imp["busy"]["p50_ms"] / imp["idle"]["p50_ms"], 3)
     with Memory(db, config=load_config({"HOME": str(home)}), embedder=e5, start_worker=False) as m:
-        found = m.recall(writes[-1]["content"], namespace=corpus.NS, lanes=["meta"])["hits"]
-    assert found and found[0]["content"] == writes[-1]["content"]
+        assert m.pending_embeddings() == 0  # the import pass ends only once the daemon has embedded it all
+        for item in (writes[-1], imports[-1]):  # the other process's writes reached the store too
+            found = m.recall(item["content"], namespace=corpus.NS, lanes=["meta"])["hits"]
+            assert found and found[0]["content"] == item["content"]
 
 
 def test_a_questions_floor_is_its_embedding_and_an_exact_top_10(e5: Any) -> None:
