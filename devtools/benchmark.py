@@ -891,7 +891,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--vectors", choices=("model", "synthetic"), default="model", help=t("cli.help.bench_vectors"))
     ap.add_argument("--seed", type=int, default=42, help=t("cli.help.bench_seed"))
     ap.add_argument("--acks", type=int, default=200, help=t("cli.help.bench_acks"))
-    ap.add_argument("--import-n", type=int, default=400, help=t("cli.help.bench_import_n"))
+    ap.add_argument("--import-n", type=int, default=1000, help=t("cli.help.bench_import_n"))
     ap.add_argument("--embed-sample", type=int, default=400, help=t("cli.help.bench_embed_sample"))
     ap.add_argument("--daemon", action="store_true", help=t("cli.help.bench_daemon"))
     ap.add_argument("--tmpdir", type=Path, help=t("cli.help.bench_tmpdir"))
