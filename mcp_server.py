@@ -672,6 +672,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     private.restrict_umask()  # the database, its WAL, the lock, the log: 0600 in 0700 folders
     heaptrim.cap_arenas()  # before Memory starts its threads (server/heaptrim.py, DAEMON_ARENAS)
+    heaptrim.fix_mmap_threshold()  # before the model's first batch (DAEMON_MMAP_THRESHOLD)
     lang = i18n_messages.normalize_lang(args.lang) if args.lang else i18n_messages.detect_lang()
     try:
         cfg = load_config(overrides={"host": args.host, "port": args.port, "db_path": args.db,

@@ -32,6 +32,13 @@ M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
 # allocate there keep their pages. Two arenas for the whole daemon measured 192-200 MB instead of 250-252 MB
 # after 400 writes and 300 recalls on a 10k store whose index the daemon built (docs/BENCHMARKS.md, issue 30).
 DAEMON_ARENAS = 2
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
+# Blocks this large or larger are mmapped, so freeing one returns its pages at once. glibc starts at this value
+# but raises it to the size of any mmapped block freed (up to 32 MB): after the embedding model's first batch
+# (the relevance cohort at start) its activation buffers come from the arenas and stay there once freed. Fixed
+# here, the daemon measured 185.5-185.6 MB instead of 205.7-208.6 MB after start and 300 recalls on a 10k
+# store (docs/BENCHMARKS.md, issue 30).
+DAEMON_MMAP_THRESHOLD = 128 * 1024
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -44,17 +51,29 @@ def _malloc_trim() -> Callable[[int], int] | None:
     return fn  # type: ignore[no-any-return]
 
 
-def cap_arenas(n: int = DAEMON_ARENAS, environ: Mapping[str, str] | None = None) -> bool:
-    """At most `n` malloc arenas from now on (glibc's mallopt M_ARENA_MAX), unless MALLOC_ARENA_MAX is set, which
-    glibc has already read. Call before the threads start. False where the C library has no mallopt."""
-    if "MALLOC_ARENA_MAX" in (os.environ if environ is None else environ):
+def _mallopt(param: int, value: int, variable: str, environ: Mapping[str, str] | None) -> bool:
+    """glibc's mallopt(param, value), unless the environment sets `variable` (glibc has read it, and it wins).
+    False where the C library has no mallopt."""
+    if variable in (os.environ if environ is None else environ):
         return False
     try:
         fn = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
     except (OSError, AttributeError):
         return False
     fn.argtypes, fn.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(fn(M_ARENA_MAX, n))
+    return bool(fn(param, value))
+
+
+def cap_arenas(n: int = DAEMON_ARENAS, environ: Mapping[str, str] | None = None) -> bool:
+    """At most `n` malloc arenas from now on (glibc's mallopt M_ARENA_MAX), unless MALLOC_ARENA_MAX is set, which
+    glibc has already read. Call before the threads start. False where the C library has no mallopt."""
+    return _mallopt(M_ARENA_MAX, n, "MALLOC_ARENA_MAX", environ)
+
+
+def fix_mmap_threshold(size: int = DAEMON_MMAP_THRESHOLD, environ: Mapping[str, str] | None = None) -> bool:
+    """Blocks of `size` bytes or more are mmapped from now on, and the threshold no longer rises when one is freed
+    (glibc's mallopt M_MMAP_THRESHOLD), unless MALLOC_MMAP_THRESHOLD_ is set. False where there is no mallopt."""
+    return _mallopt(M_MMAP_THRESHOLD, size, "MALLOC_MMAP_THRESHOLD_", environ)
 
 
 def malloc_trim() -> bool:

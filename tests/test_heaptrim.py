@@ -113,3 +113,43 @@ def test_cap_arenas_keeps_new_threads_on_the_arenas_there_are() -> None:
     assert arenas("free")[1] > 1  # glibc's default: a new thread gets an arena of its own
     assert arenas("cap") == ("True", 1)
     assert not heaptrim.cap_arenas(1, environ={"MALLOC_ARENA_MAX": "4"})  # the variable, read by glibc, wins
+
+
+_THRESHOLD = """
+import ctypes, sys
+from server import heaptrim
+print(heaptrim.fix_mmap_threshold() if sys.argv[1] == "fix" else None)
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+def rss_kib():
+    return next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmRSS:"))
+libc.free(libc.malloc(8 << 20))  # one large block freed, as the model's first batch frees its buffers
+big, small = [], []
+for _ in range(20):  # then buffers of 2 MiB, each with a smaller block after it that stays
+    p = libc.malloc(2 << 20)
+    ctypes.memset(p, 1, 2 << 20)
+    big.append(p)
+    small.append(libc.malloc(96 << 10))  # below the threshold, and too large for the free lists so far
+before = rss_kib()
+for p in big:
+    libc.free(p)
+print(before - rss_kib())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_a_fixed_mmap_threshold_gives_freed_buffers_back() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+
+    def freed_kib(mode: str) -> tuple[str, int]:
+        done = subprocess.run([sys.executable, "-c", _THRESHOLD, mode], cwd=ROOT, env=env, capture_output=True,
+                              text=True, check=True)
+        flag, freed = done.stdout.split()
+        return flag, int(freed)
+
+    # glibc's default: after the 8 MiB block, 2 MiB blocks come from the heap, and 40 MiB of holes stay resident.
+    assert freed_kib("default")[1] < 4096
+    flag, freed = freed_kib("fix")
+    assert flag == "True" and freed >= 36 * 1024  # each buffer was mmapped, and its pages went back when freed
+    assert not heaptrim.fix_mmap_threshold(environ={"MALLOC_MMAP_THRESHOLD_": "65536"})  # the variable wins
