@@ -159,12 +159,13 @@ IDLE_RECALLS = 30
 
 
 def _pending(base: str) -> int:
-    """Own vectors still to embed, from the daemon's /health."""
+    """Own vectors still to embed, from the daemon's /health; 1 while it has no count yet (its first reading
+    can outlast the half second /health waits for it), so that no caller takes that for an empty queue."""
     # Deferred: as in daemon_phase.
     import httpx
 
-    body = httpx.get(base + "/health", timeout=10.0).json()
-    return int(body.get("pending_embeddings") or 0)
+    got = httpx.get(base + "/health", timeout=10.0).json().get("pending_embeddings")
+    return 1 if got is None else int(got)
 
 
 def _drained(base: str, since: float) -> float:
