@@ -225,22 +225,28 @@ def _import_pass(base: str, items: list[dict[str, Any]], questions: list[str]) -
     ready = spawn.Event()
     writer = spawn.Process(target=_import_writer, args=(base + "/mcp", items, ready), daemon=True)
     writer.start()
-    if not ready.wait(120):
-        writer.kill()
-        raise RuntimeError("the import writer did not start")
-    t0 = time.perf_counter()
-    written: list[float] = []
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.wait(0.2):
+            if not writer.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the import writer did not start (exit code {writer.exitcode})")
+        t0 = time.perf_counter()
+        written: list[float] = []
 
-    def go_on(i: int) -> bool:
-        if writer.is_alive():
-            return True
-        if not written:
-            written.append(time.perf_counter() - t0)
-        return _pending(base) > 0
+        def go_on(i: int) -> bool:
+            if writer.is_alive():
+                return True
+            if not written:
+                written.append(time.perf_counter() - t0)
+            return _pending(base) > 0
 
-    busy = asyncio.run(_paced_recalls(base + "/mcp", questions[IDLE_RECALLS:], go_on))
-    drained = time.perf_counter() - t0
-    writer.join(timeout=30)
+        busy = asyncio.run(_paced_recalls(base + "/mcp", questions[IDLE_RECALLS:] or questions, go_on))
+        drained = time.perf_counter() - t0
+        writer.join(timeout=30)
+    finally:
+        if writer.is_alive():  # a failed pass leaves no writer behind
+            writer.kill()
+            writer.join(timeout=10)
     if writer.exitcode != 0:
         raise RuntimeError(f"the import writer failed (exit code {writer.exitcode})")
     out: dict[str, Any] = {"items": len(items), "idle": pct(idle), "busy": pct(busy),
