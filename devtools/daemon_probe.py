@@ -215,6 +215,16 @@ async def _paced_recalls(url: str, questions: list[str], go_on: Callable[[int], 
     return times
 
 
+def _write_pass(base: str, writes: list[dict[str, Any]], pid: int) -> dict[str, Any]:
+    """_mcp_writes (the CPU per write on each side shows whether the rate is bound by the cores or by
+    waiting), then the own vectors' drain with no question arriving, from the first write to an empty queue."""
+    started = time.perf_counter()
+    out = asyncio.run(_mcp_writes(base + "/mcp", writes, pid))
+    drained = _drained(base, started)
+    out.update(drained_s=round(drained, 2), own_vectors_per_s=round(len(writes) / drained, 1))
+    return out
+
+
 def _import_pass(base: str, items: list[dict[str, Any]], questions: list[str]) -> dict[str, Any]:
     """Issue 30's "query p50 while a bulk import runs": IDLE_RECALLS paced recalls on the drained daemon,
     then the same pace while another process remembers `items` one by one and the daemon embeds them, until
@@ -318,12 +328,7 @@ def daemon_phase(db_path: Path, home: Path, queries: dict[str, list[str]],
             out["index_mapped_mb"], out["index_resident_mb"] = maps
             out["rss_after_without_index_mb"] = round(out["rss_after_mb"] - maps[1], 1)
         if writes:
-            # The CPU per write on each side shows whether the rate is bound by the cores (2 here) or by waiting.
-            started = time.perf_counter()
-            out["mcp_writes"] = asyncio.run(_mcp_writes(base + "/mcp", writes, proc.pid))
-            # No question arrives meanwhile: the own vectors' drain, from the first write to an empty queue.
-            drained = _drained(base, started)
-            out["mcp_writes"].update(drained_s=round(drained, 2), own_vectors_per_s=round(len(writes) / drained, 1))
+            out["mcp_writes"] = _write_pass(base, writes, proc.pid)
         if imports and queries.get("import"):
             out["mcp_import"] = _import_pass(base, imports, queries["import"])
         return out
