@@ -128,6 +128,19 @@ async def _mcp_recalls(url: str, transport: str, queries: list[str], lanes: list
     return times, pings, floors
 
 
+async def _remember_each(session: ClientSession, items: list[dict[str, Any]], times: list[float] | None = None) -> None:
+    """memory_remember of each item (corpus.make_item), one after the other, as an agent writes; each round
+    trip (ms) into `times`."""
+    for item in items:
+        t0 = time.perf_counter()
+        res = await session.call_tool("memory_remember", {"content": item["content"], "namespace": NS,
+                                                          "tags": item["tags"], "source": item["source"]})
+        if times is not None:
+            times.append((time.perf_counter() - t0) * 1000)
+        if res.is_error:
+            raise RuntimeError(f"memory_remember failed: {res.content}")
+
+
 async def _mcp_writes(url: str, items: list[dict[str, Any]], pid: int) -> dict[str, Any]:
     """memory_remember of each item, one after the other on one Streamable HTTP session, as an agent
     writes: each call's round trip (ms), the rate, and the CPU each write cost this process and the daemon
@@ -138,13 +151,7 @@ async def _mcp_writes(url: str, items: list[dict[str, Any]], pid: int) -> dict[s
         async with ClientSession(streams[0], streams[1]) as session:
             await session.initialize()
             started, own0, daemon0 = time.perf_counter(), time.process_time(), cpu_s(pid)
-            for item in items:
-                t0 = time.perf_counter()
-                res = await session.call_tool("memory_remember", {"content": item["content"], "namespace": NS,
-                                                                  "tags": item["tags"], "source": item["source"]})
-                times.append((time.perf_counter() - t0) * 1000)
-                if res.is_error:
-                    raise RuntimeError(f"memory_remember failed: {res.content}")
+            await _remember_each(session, items, times)
             wall, own1, daemon1 = time.perf_counter() - started, time.process_time(), cpu_s(pid)
     out = {**pct(times), "per_s": round(len(times) / wall, 1),
            "client_cpu_ms": round((own1 - own0) / len(times) * 1000, 2)}
@@ -187,11 +194,7 @@ def _import_writer(url: str, items: list[dict[str, Any]], ready: Any) -> None:
             async with ClientSession(streams[0], streams[1]) as session:
                 await session.initialize()
                 ready.set()
-                for item in items:
-                    res = await session.call_tool("memory_remember", {
-                        "content": item["content"], "namespace": NS, "tags": item["tags"], "source": item["source"]})
-                    if res.is_error:
-                        raise RuntimeError(f"memory_remember failed: {res.content}")
+                await _remember_each(session, items)
 
     asyncio.run(write())
 
