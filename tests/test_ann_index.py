@@ -6,6 +6,9 @@ and sqlite-vec are real, and so is the model (except the recall@10 test, which u
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -92,6 +95,63 @@ def test_an_unreadable_keys_file_makes_the_index_rebuilt_not_the_store_fail(
         hits, exact = _near(m, "n", BOB)
         assert not exact and hits[0] == ids[1]
     assert np.load(keys_file).dtype == np.uint64
+
+
+_TWO_WRITERS = """
+import sys, threading
+from pathlib import Path
+import numpy as np
+from store.sqlite import ann
+
+folder, rounds, errors = Path(sys.argv[1]), int(sys.argv[2]), []
+start = threading.Barrier(2)
+
+def writer(seed):
+    rng, files = np.random.default_rng(seed), ann.AnnIndexes(folder / "memory.db", 16, lambda: None)
+    start.wait()
+    try:
+        for r in range(rounds):
+            n = 200 + 50 * seed
+            keys = np.arange(n, dtype=np.uint64) + 10_000 * seed
+            vecs = rng.standard_normal((n, 16)).astype(np.float32)
+            index = ann._new_index(16)
+            index.add(keys, vecs)
+            view, members = files._write("n", index, n, r)
+            if int(view.search(vecs[-1], 1).keys[0]) != int(keys[-1]) or members.tolist() != keys.tolist():
+                errors.append(f"writer {seed} mapped another writer's file")
+    except Exception as exc:
+        errors.append(repr(exc))
+
+threads = [threading.Thread(target=writer, args=(s,)) for s in (1, 2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print("\\n".join(errors) or "ok")
+"""
+
+
+def test_two_writers_of_one_namespace_each_map_the_file_they_wrote(tmp_path: Path) -> None:
+    """Two processes on one database may compact the same namespace at once. With one shared temporary
+    name, one writer truncated the file the other had just renamed and mapped (SIGBUS on its next
+    search), or renamed it away first (FileNotFoundError). In a child process, so a crash fails this test."""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", _TWO_WRITERS, str(tmp_path), "40"], cwd=root, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(root)})
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr[-2000:]
+    left = sorted(p.name for p in (tmp_path / "memory.db.ann").iterdir())
+    assert len(left) == 3 and not any(name.endswith(ann.TMP_SUFFIX) for name in left)
+
+
+def test_the_temporary_files_of_a_dead_writer_are_swept_at_open(tmp_path: Path) -> None:
+    folder = tmp_path / "memory.db.ann"
+    folder.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    mine, gone = folder / f"x.usearch.{os.getpid()}-1{ann.TMP_SUFFIX}", folder / f"x.usearch.{dead.stdout.strip()}-1.tmp"
+    for p in (mine, gone):
+        p.write_bytes(b"half written")
+    ann.AnnIndexes(tmp_path / "memory.db", 16, lambda: None).open(0)
+    assert mine.exists() and not gone.exists()  # a live writer's file stays
 
 
 def test_the_search_beam_comes_from_config_and_reaches_every_index(tmp_path: Path, e5, ann_index) -> None:

@@ -59,6 +59,7 @@ GEN_KEY = "vec_gen"
 CTX_PREFIX = "\x00ctx:"
 CTX_KEY = 1 << 62
 KEYS_SUFFIX = ".keys"  # a base's sorted keys (.npy) beside <stem>.usearch
+TMP_SUFFIX = ".tmp"  # a file being written: <name>.<pid>-<thread>.tmp (_tmp_path)
 
 
 def context_space(namespace: str) -> str:
@@ -111,14 +112,42 @@ def _index_class() -> Any:
     return Index
 
 
+def _tmp_path(path: Path) -> Path:
+    """A temporary name beside `path` that no other writer uses: this process and thread are in it.
+
+    A mapped file must never be written in place: reading a page past the end of a file that another
+    writer has truncated kills the process with SIGBUS. So each writer saves under a name of its own and
+    maps what it wrote before renaming it, and a rename never changes a file someone has mapped."""
+    return path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}{TMP_SUFFIX}")
+
+
+def _fsynced(path: Path) -> None:
+    with open(path, "rb") as fh:
+        os.fsync(fh.fileno())
+
+
 def _save_keys(path: Path, keys: np.ndarray) -> None:
     """Write a base's keys, sorted, atomically (temp file, fsync, rename), as .npy to map with np.load."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "wb") as fh:
-        np.save(fh, np.sort(keys))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    tmp = _tmp_path(path)
+    try:
+        with open(tmp, "wb") as fh:
+            np.save(fh, np.sort(keys))
+        _fsynced(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _sweep_tmp(folder: Path) -> None:
+    """Remove the temporary files of writers that died mid-write (their process is gone)."""
+    for p in folder.glob("*" + TMP_SUFFIX):
+        try:
+            pid = int(p.name.rsplit(".", 2)[-2].split("-")[0])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            p.unlink(missing_ok=True)
+        except (ValueError, IndexError, PermissionError, OSError):
+            continue  # not ours, or a live process of another user
 
 
 def _restore(path: Path, enable_key_lookups: bool) -> Any:
@@ -213,6 +242,7 @@ class AnnIndexes:
         self.gen = gen
         if not self.dir.is_dir():
             return
+        _sweep_tmp(self.dir)
         for side in self.dir.glob("*.json"):
             try:
                 info = json.loads(side.read_text(encoding="utf-8"))
@@ -242,6 +272,10 @@ class AnnIndexes:
             with_lookups = _restore(data, enable_key_lookups=True)
             _save_keys(keys_path, np.asarray(with_lookups.keys, dtype=np.uint64))
             del with_lookups
+        return self._map(data, keys_path)
+
+    def _map(self, data: Path, keys_path: Path) -> tuple[Any, np.ndarray]:
+        """The view of the index file `data` and its keys from `keys_path`, both memory-mapped."""
         members = np.load(keys_path, mmap_mode="r")
         if members.dtype != np.uint64 or members.ndim != 1:
             raise ValueError(f"{keys_path.name} holds {members.dtype} of shape {members.shape}, not uint64 keys")
@@ -254,18 +288,24 @@ class AnnIndexes:
         file current); returns its mapped view and keys."""
         self.dir.mkdir(parents=True, exist_ok=True)
         stem = self._stem(namespace)
-        tmp = stem.with_suffix(".usearch.tmp")
-        index.save(str(tmp))
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, stem.with_suffix(".usearch"))
-        _save_keys(stem.with_suffix(KEYS_SUFFIX), np.asarray(index.keys, dtype=np.uint64))
-        side_tmp = stem.with_suffix(".json.tmp")
-        side_tmp.write_text(json.dumps({"namespace": namespace, "gen": gen, "count": count, "dim": self.dim,
-                                        "dtype": DTYPE, "connectivity": int(index.connectivity)}),
-                            encoding="utf-8")
-        os.replace(side_tmp, stem.with_suffix(".json"))
-        return self._open_base(stem)
+        data, keys_path, side = (stem.with_suffix(x) for x in (".usearch", KEYS_SUFFIX, ".json"))
+        tmp = {p: _tmp_path(p) for p in (data, keys_path, side)}
+        try:
+            index.save(str(tmp[data]))
+            _fsynced(tmp[data])
+            with open(tmp[keys_path], "wb") as fh:
+                np.save(fh, np.sort(np.asarray(index.keys, dtype=np.uint64)))
+            _fsynced(tmp[keys_path])
+            mapped = self._map(tmp[data], tmp[keys_path])  # our own files, whoever renames over the names later
+            tmp[side].write_text(json.dumps({"namespace": namespace, "gen": gen, "count": count, "dim": self.dim,
+                                             "dtype": DTYPE, "connectivity": int(index.connectivity)}),
+                                 encoding="utf-8")
+            for final in (data, keys_path, side):  # the sidecar last: it makes the file current
+                os.replace(tmp[final], final)
+            return mapped
+        finally:
+            for p in tmp.values():
+                p.unlink(missing_ok=True)
 
     # ------------------------------------------------------------ reads
 
