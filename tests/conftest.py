@@ -8,6 +8,7 @@ session fails (a PostgreSQL run is never skipped).
 
 from __future__ import annotations
 
+import os
 import secrets
 import sys
 from collections.abc import Iterator
@@ -45,6 +46,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:  # deselected, not skipped: the postgres run is exactly the engine-neutral suite
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    """With MEMLANE_TEST_TRAIL set (.ci/run sets it), that file names the test running now, so a run that
+    dies of a signal can say in which test."""
+    trail = os.environ.get("MEMLANE_TEST_TRAIL")
+    if trail:
+        Path(trail).write_text(nodeid + "\n", encoding="utf-8")
 
 
 @pytest.fixture(scope="session")
