@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Container
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -665,6 +665,17 @@ def query_candidates(query: str) -> list[str]:
 
 # ---------------------------------------------------------------- resolving and linking through a store
 
+# The key of a Chinese person's name read in pinyin (林伟: "lin wei"), as an alias of that entity. A
+# character no name's key starts with (a private-use one, valid in PostgreSQL text too) keeps it apart from
+# the entity keys, so "Lin Wei" written in English is never resolved to 林伟's entity (nor two Chinese names
+# read alike to each other), yet a question naming Lin Wei finds 林伟's memories (recall/lanes.py).
+ROMANISED = "\ue000"
+
+
+def romanised_key(reading: str) -> str:
+    return ROMANISED + norm(reading)
+
+
 COOCCUR_MAX = 8  # entities of one memory that get pairwise co_occurs relations (at most 28 pairs)
 Wanted = tuple[str, "str | None", list[str]]  # (name, kind, aliases) as a caller or the extractor gives it
 
@@ -676,10 +687,11 @@ def with_mentions(explicit: list[Wanted], mentions: list[Wanted]) -> list[Wanted
 
 
 def resolve(store: Any, tx: Any, namespace: str, name: str, kind: str | None, aliases: list[str],
-            now: str) -> dict[str, Any]:
+            now: str, readings: Sequence[str] = ()) -> dict[str, Any]:
     """Find an entity by name or alias in the namespace, or create it; record new aliases.
 
-    A stock is stored under its canonical code, with the name it was given as an alias.
+    A stock is stored under its canonical code, with the name it was given as an alias. `readings` (a
+    Chinese person's name in pinyin) are recorded under romanised_key.
     """
 
     display = name
@@ -693,15 +705,18 @@ def resolve(store: Any, tx: Any, namespace: str, name: str, kind: str | None, al
     if not key:
         raise InvalidArgument("arg.empty", name="entities[].name")
     pairs = [(norm(a), a) for a in aliases]
-    return store.resolve_entity(tx, namespace, display, key, kind, [p for p in pairs if p[0]], now)
+    pairs = [p for p in pairs if p[0]] + [(romanised_key(r), r.title()) for r in readings if norm(r)]
+    return store.resolve_entity(tx, namespace, display, key, kind, pairs, now)
 
 
 def link(store: Any, tx: Any, namespace: str, seq: int, wanted: list[Wanted], now: str, *, limit: int,
-         cooccurs: bool) -> list[dict[str, Any]]:
-    """Resolve the wanted entities and link them to chunk `seq`; with `cooccurs`, pair them up."""
+         cooccurs: bool, romanise: Callable[[str], Sequence[str]] | None = None) -> list[dict[str, Any]]:
+    """Resolve the wanted entities and link them to chunk `seq`; with `cooccurs`, pair them up. With
+    `romanise` (crosslingual.romanised), a Chinese person's name also gets its pinyin readings."""
     linked: dict[str, dict[str, Any]] = {}
     for name, kind, aliases in wanted[:limit]:
-        ent = resolve(store, tx, namespace, name, kind, aliases, now)
+        readings = romanise(name) if romanise is not None and kind == "person" and has_cjk(name) else ()
+        ent = resolve(store, tx, namespace, name, kind, aliases, now, readings)
         if ent["id"] not in linked:
             linked[ent["id"]] = ent
             store.link_entity(tx, seq, ent["id"])

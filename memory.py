@@ -321,7 +321,7 @@ class Memory:
 
     def _link(self, tx: Any, ns: str, seq: int, wanted: list[er.Wanted], now: str) -> list[dict[str, Any]]:
         return er.link(self.store, tx, ns, seq, wanted, now, limit=self.config.max_entities,
-                       cooccurs=self.config.cooccurs)
+                       cooccurs=self.config.cooccurs, romanise=xl.romanised)
 
     @property
     def schema_version(self) -> int:

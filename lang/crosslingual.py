@@ -15,6 +15,7 @@ recalls on the 10k store, docs/BENCHMARKS.md).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import math
 import os
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import entity_resolve as er
+from lang import entity_kinds
 from lang.cedict import cedict_path, jieba_dict_path
 from lang.stopwords import EN_STOP
 from store import lexicon_file as lexfile
@@ -48,7 +50,7 @@ _lock = threading.Lock()
 _lexicon: Lexicon | None = None
 
 
-LEXICON_FORMAT = 3  # bump when _build's output changes: the cached file's name includes it
+LEXICON_FORMAT = 4  # bump when _build's output changes: the cached file's name includes it
 _SEP = "\x1f"
 _PAIR = "\x1e"  # joins a proper name and its kind inside one value of zh_names
 
@@ -111,6 +113,11 @@ class Lexicon:
         return _Table(self, "places_in")
 
     @property
+    def readings(self) -> _Table:
+        """One Chinese character → its readings in toneless pinyin, a surname's first (林: lin; 曾: zeng, ceng)."""
+        return _Table(self, "readings")
+
+    @property
     def given_names(self) -> _Table:
         """First words of people's names in the glosses (casefolded), as a set."""
         return _Table(self, "given_names")
@@ -160,6 +167,18 @@ def _containers(first_def: str) -> list[str]:
 _PARENS_OPEN = re.compile(r"[()]")
 
 
+_SYLLABLE = re.compile(r"[a-z]+(?::)?[1-5]")
+MAX_READINGS = 3  # readings kept per character (乐: le, yue)
+
+
+def _toneless(pinyin: str) -> str | None:
+    """A single syllable of CC-CEDICT's pinyin without its tone, as names are written in English (Lu:3 → lu)."""
+    got = pinyin.strip().lower()
+    if not _SYLLABLE.fullmatch(got):
+        return None
+    return got[:-1].replace(":", "")
+
+
 def _name_entry(pinyin: str, first_def: str) -> tuple[str, str] | None:
     """(English name, kind) of a proper-name entry (pinyin capitalised), from its first gloss."""
     if not any(p[:1].isupper() for p in pinyin.split()):
@@ -183,6 +202,7 @@ class _Built:
     en_names: dict[str, tuple[str, ...]]
     given_names: frozenset[str]
     places_in: dict[str, tuple[str, ...]]
+    readings: dict[str, tuple[str, ...]]
 
 
 def _word_freq(words: set[str]) -> dict[str, int]:
@@ -209,6 +229,7 @@ def _build(path: Path) -> _Built:
     en_names: dict[str, list[str]] = {}
     given: set[str] = set()
     inside: dict[str, list[str]] = {}
+    readings: dict[str, list[tuple[bool, str]]] = {}
     with path.open(encoding="utf-8") as fh:
         for line in fh:
             if line.startswith("#"):
@@ -222,6 +243,8 @@ def _build(path: Path) -> _Built:
             if not er.has_cjk(simp) or not defs:
                 continue
             pinyin = rest.partition("]")[0]
+            if len(simp) == 1 and (syllable := _toneless(pinyin)):
+                readings.setdefault(simp, []).append((not any(d.startswith("surname ") for d in defs), syllable))
             if any(d.startswith("surname ") for d in defs[:1]) and len(simp) == 1:
                 continue
             for raw in defs if len(simp) >= 2 else ():
@@ -259,7 +282,9 @@ def _build(path: Path) -> _Built:
     return _Built({k: tuple(v) for k, v in zh2en.items() if v}, {k: v for k, v in en2zh.items() if v},
                   frozenset(common), {k: tuple(v[:MAX_ZH_PER_WORD]) for k, v in zh_names.items()},
                   {k: tuple(dict.fromkeys(v))[:MAX_ZH_PER_WORD] for k, v in en_names.items()}, frozenset(given),
-                  {k: tuple(dict.fromkeys(v))[:MAX_PLACES_IN] for k, v in inside.items()})
+                  {k: tuple(dict.fromkeys(v))[:MAX_PLACES_IN] for k, v in inside.items()},
+                  {k: tuple(dict.fromkeys(r for _, r in sorted(v, key=lambda x: x[0])))[:MAX_READINGS]
+                   for k, v in readings.items()})
 
 
 def lexicon_file(source: Path) -> Path:
@@ -279,6 +304,7 @@ def _write(dest: Path, built: _Built) -> None:
         ("en_names", ((k, _SEP.join(v)) for k, v in built.en_names.items())),
         ("given_names", ((w, "") for w in built.given_names)),
         ("places_in", ((k, _SEP.join(v)) for k, v in built.places_in.items())),
+        ("readings", ((k, _SEP.join(v)) for k, v in built.readings.items())),
     ))
 
 
@@ -317,6 +343,29 @@ def name_translations(name: str) -> tuple[str, ...]:
     if er.has_cjk(name):
         return tuple(n for n, _ in lex.zh_names.get(name, ()))
     return lex.en_names.get(name.casefold(), ())
+
+
+MAX_ROMANISED = 4  # reading combinations of one name (polyphonic characters), each in two orders
+
+
+def romanised(name: str) -> tuple[str, ...]:
+    """A Chinese person's name of two or three characters as English text writes it, in both orders:
+    林伟 → lin wei, wei lin; 陈晓雨 → chen xiaoyu, xiaoyu chen. () when the first character is no surname,
+    a character has no reading, or there is no dictionary. The surname is read as a surname (曾: zeng, not
+    ceng); a given name's polyphonic characters are read both ways (乐: le, yue), at most MAX_ROMANISED
+    combinations."""
+    lex = lexicon()
+    if lex is None or not 2 <= len(name) <= 3 or not all(er.has_cjk(c) for c in name) \
+            or name[0] not in entity_kinds.zh_surnames():
+        return ()
+    per_char = [lex.readings.get(name[0], ())[:1], *(lex.readings.get(c, ())[:2] for c in name[1:])]  # 曾: zeng
+    if not all(per_char):
+        return ()
+    out: dict[str, None] = {}
+    for combo in itertools.islice(itertools.product(*per_char), MAX_ROMANISED):
+        surname, given = combo[0], "".join(combo[1:])
+        out.update(dict.fromkeys((f"{surname} {given}", f"{given} {surname}")))
+    return tuple(out)
 
 
 def places_in(name: str) -> tuple[str, ...]:

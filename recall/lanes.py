@@ -124,20 +124,27 @@ def specific(store: Store, namespace: str, entity_ids: list[str]) -> set[str]:
     return {e for e in entity_ids if df.get(e, 0) <= max(SPECIFIC_MIN, SPECIFIC_SHARE * total)}
 
 
-def _bilingual(candidates: list[str]) -> list[str]:
-    """The query's entity candidates and the same names in the other script from CC-CEDICT's name pairs
-    (kyoto: 京都, 深圳: shenzhen), one lexicon lookup per candidate: a name stored in one script is found
-    by a question writing it in the other (issue 27)."""
+def _bilingual(candidates: list[str], proper_nouns: list[str]) -> list[str]:
+    """The query's entity candidates and the same names in the other script (issue 27), so that a name
+    stored in one script is found by a question writing it in the other:
+    - CC-CEDICT's name pairs (kyoto: 京都, 深圳: shenzhen), one lexicon lookup per candidate;
+    - a Chinese person's name in the question read in pinyin (林伟: lin wei), which is how English text
+      writes it, and a Latin name of two or three words as the pinyin key a Chinese name's entity is
+      also stored under (zhao lei: 赵磊, entity_resolve.romanised_key)."""
     out = dict.fromkeys(candidates)
     for c in candidates:
         out.update(dict.fromkeys(er.norm(t) for t in xl.name_translations(c)[:MAX_NAME_PAIRS]))
+        if 2 <= len(c.split()) <= 3 and not er.has_cjk(c):
+            out[er.romanised_key(c)] = None
+    for name in proper_nouns:
+        out.update(dict.fromkeys(er.norm(r) for r in xl.romanised(name)))
     return list(out)
 
 
 def entity(store: Store, plan: Plan) -> LaneResult:
     """Memories linked to the entities the query names, weighted by how specific each entity is."""
     flt = plan.flt
-    matched = store.match_aliases(flt.namespace, _bilingual(plan.q.entity_candidates))
+    matched = store.match_aliases(flt.namespace, _bilingual(plan.q.entity_candidates, plan.q.analysis.proper_nouns))
     if not matched:
         return LaneResult([])
     ids = [m[0] for m in matched]

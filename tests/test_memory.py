@@ -458,3 +458,16 @@ def test_stats_counts_a_recall_whose_log_row_waited_for_the_writer(mem):
         t.join(60)
     assert store._log_rows  # still pending: nothing wrote it when the writer was released
     assert mem.stats()["recall_24h"]["calls"] == before + 1
+
+
+def test_a_chinese_name_is_found_by_its_pinyin_and_back(mem):
+    """The entity lane reads a Chinese person's name in pinyin (issue 27): an English question naming
+    Zhao Lei finds the Chinese memory about 赵磊, and a Chinese question naming 林伟 the English one."""
+    zhao = mem.remember("赵磊说明年的差旅预算会压缩百分之二十。")["chunk_id"]
+    lin = mem.remember("Lin Wei uses a split keyboard because of wrist pain.")["chunk_id"]
+    mem.remember("The staging server ran out of memory on Friday.")
+    mem.flush()
+    got = mem.recall("What did Zhao Lei say about next year's travel budget?", lanes=["entity"], top_k=5)["hits"]
+    assert [h["chunk_id"] for h in got] == [zhao]
+    got = mem.recall("林伟用的是哪款键盘？", lanes=["entity"], top_k=5)["hits"]
+    assert [h["chunk_id"] for h in got] == [lin]

@@ -17,6 +17,7 @@ import pytest
 import entity_resolve as er
 from config import Config
 from contract import validate as v
+from lang import crosslingual as xl
 from recall import fusion, lanes, pipeline
 from recall.query import Plan, QueryInfo
 from store.protocol import Filter, NewChunk, QueuedChunk
@@ -43,12 +44,13 @@ def store(tmp_path: Path):
 
 
 def put(store: SqliteStore, text: str, vec: np.ndarray | None = None, *, ns: str = "n", source: str | None = None,
-        entities: tuple[tuple[str, str | None], ...] = ()) -> int:
+        entities: tuple[tuple[str, str | None], ...] = (), romanise: bool = False) -> int:
     now = v.now_iso()
     lang = er.detect_lang(text)
     with store.atomic() as tx:
         _, seq = store.insert_chunk(tx, NewChunk(ns, text, content_hash(text), source, 0.5, [], {}, lang, now, now))
-        er.link(store, tx, ns, seq, [(n, k, []) for n, k in entities], now, limit=32, cooccurs=False)
+        er.link(store, tx, ns, seq, [(n, k, []) for n, k in entities], now, limit=32, cooccurs=False,
+                romanise=xl.romanised if romanise else None)
         if vec is not None:
             store.write_vectors(tx, [(QueuedChunk(seq, ns, text, lang), vec)])
     return seq
@@ -150,6 +152,33 @@ def test_entity_lane_matches_a_name_written_in_the_other_script(store: SqliteSto
     put(store, "Unrelated.", entities=(("Bob", "person"),))
     assert lanes.entity(store, plan("How long did I live in Kyoto?")).seqs == [kyoto]  # CC-CEDICT: Kyoto 京都
     assert lanes.entity(store, plan("深圳办公室什么时候开的？")).seqs == [shenzhen]
+
+
+def test_a_chinese_name_is_read_in_pinyin_as_english_text_writes_it() -> None:
+    assert xl.romanised("林伟") == ("lin wei", "wei lin")
+    assert xl.romanised("陈晓雨") == ("chen xiaoyu", "xiaoyu chen")  # a given name of two syllables is one word
+    assert xl.romanised("曾明")[:2] == ("zeng ming", "ming zeng")  # 曾 read as the surname, not ceng
+    assert xl.romanised("键盘") == () and xl.romanised("林") == ()  # no surname first; too short
+
+
+def test_entity_lane_matches_a_chinese_name_and_its_pinyin_both_ways(store: SqliteStore) -> None:
+    zhao = put(store, "赵磊说明年的差旅预算会压缩百分之二十。", entities=(("赵磊", "person"),), romanise=True)
+    lin = put(store, "Lin Wei uses a split keyboard.", entities=(("Lin Wei", "person"),), romanise=True)
+    put(store, "Unrelated.", entities=(("Bob", "person"),), romanise=True)
+    assert lanes.entity(store, plan("What did Zhao Lei say about the travel budget?")).seqs == [zhao]
+    assert lanes.entity(store, plan("Did Lei Zhao approve it?")).seqs == [zhao]  # given name first
+    assert lanes.entity(store, plan("林伟用的是哪款键盘？")).seqs == [lin]
+    assert lanes.entity(store, plan("Which keyboard does Wei use?")).seqs == []  # one word is no full name
+
+
+def test_names_read_alike_stay_apart(store: SqliteStore) -> None:
+    """林伟, 林薇 (both read lin wei) and Lin Wei are three entities: a reading finds, it never merges."""
+    seqs = [put(store, f"{name} joined the team.", entities=((name, "person"),), romanise=True)
+            for name in ("林伟", "林薇", "Lin Wei")]
+    linked = dict(store.reader().execute("select chunk_seq, entity_id from chunk_entities").fetchall())
+    assert len({linked[s] for s in seqs}) == 3
+    assert sorted(lanes.entity(store, plan("What did Lin Wei do?")).seqs) == sorted(seqs[::2])  # 林薇 keeps no
+    # reading of her own: the first name read lin wei holds that key
 
 
 # ---------------------------------------------------------------- graph
