@@ -585,8 +585,17 @@ def _warm_up_beside(memory: Memory) -> Future[None]:
     line and /health, beside the rest of the start-up (the embedding runs without the GIL)."""
     warming = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlane-warm-up")
     warm = warming.submit(memory.warm_up)
+    warming.submit(_name_readings, memory)  # after the warm-up, so after ready: it writes, and waits for none
     warming.shutdown(wait=False)
     return warm
+
+
+def _name_readings(memory: Memory) -> None:
+    """Memory.add_name_readings, once per database; a failure costs only the older names' pinyin."""
+    try:
+        memory.add_name_readings()
+    except Exception:  # noqa: BLE001 - logged; the entity lane works without the older names' readings
+        log.warning("reading the older Chinese names in pinyin failed; they are read when next written", exc_info=True)
 
 
 def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> int:

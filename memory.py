@@ -57,6 +57,7 @@ UPDATE, GRAPH, PURGE = BY_NAME["memory_update"], BY_NAME["memory_graph_query"], 
 WARM_UP_QUERIES = ("what did we decide about the project last week?", "我们上周对项目做了什么决定？")
 WARM_UP_WRITES = ("Alice moved to Berlin last spring.", "张伟上周在上海讨论了预算。")  # the extractor's, not stored
 SUPERSEDES_MAX = 20  # predecessors memory_history lists
+READINGS_META = "name_readings_at"  # when add_name_readings gave the older Chinese names their pinyin
 WAIT_EMBEDDED_S = 60.0  # memory_remember with wait_embedded waits at most this long for its vector
 # An extra embedding worker loads its model only when at least SPARE_BACKLOG texts are queued, and drops it
 # (about 40 MB RSS) SPARE_IDLE_S after its last batch (a second instance loads in about 30 ms). Niced (config
@@ -563,6 +564,26 @@ class Memory:
         if not full:
             return {"hits": [hydrate.brief(h) for h in hits], "took_ms": round(took, 3)}
         return {"hits": hits, "took_ms": round(took, 3), "lanes": lanes_out, "skipped": None}
+
+    def add_name_readings(self, batch: int = 500) -> int:
+        """Give the Chinese person entities written before names were read in pinyin (issue 27) their readings,
+        once per database (meta key READINGS_META); the daemon runs it after its start. Returns how many."""
+        if self.store.meta([READINGS_META]).get(READINGS_META):
+            return 0
+        done, after, now = 0, "", v.now_iso()
+        while rows := self.store.people_without_alias(er.ROMANISED, after, batch):
+            after = rows[-1][0]
+            todo = [(ns, name, got) for _, ns, name in rows if er.has_cjk(name) and (got := xl.romanised(name))]
+            if todo:
+                with self.store.atomic() as tx:
+                    for ns, name, readings in todo:
+                        er.resolve(self.store, tx, ns, name, "person", [], now, readings)
+                done += len(todo)
+        with self.store.atomic() as tx:
+            self.store.set_meta(tx, {READINGS_META: now})
+        if done:
+            log.info("read %d Chinese names in pinyin for the entity lane", done)
+        return done
 
     def warm_up(self, cohort: bool = True) -> None:
         """Pay now what the first recall after a start would pay: the model, the relevance cohort (about 130

@@ -315,6 +315,11 @@ class Store(Protocol):
         valid_until when closed), the newest such version of each, oldest first, at most `limit`."""
         ...
 
+    def people_without_alias(self, first_char: str, after: str, limit: int) -> list[tuple[str, str, str]]:
+        """(id, namespace, name) of up to `limit` person entities, by id after `after`, none of whose alias
+        keys starts with the character `first_char` (Memory.add_name_readings)."""
+        ...
+
     def find_entity(self, namespace: str, name: str, key: str) -> tuple[str, str, str] | None:
         """(id, name, kind) of the entity with this id, else the one answering to the normalized name."""
         ...

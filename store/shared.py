@@ -527,6 +527,13 @@ class SharedSql:
                            | ({"valid_until": r[3]} if r[3] else {}))
         return out[:limit]
 
+    def people_without_alias(self, first_char: str, after: str, limit: int) -> list[tuple[str, str, str]]:
+        rows = self.reader().execute(
+            "select e.id, e.namespace, e.name from entities e where e.kind = 'person' and e.id > ? and not exists "
+            "(select 1 from entity_aliases a where a.entity_id = e.id and substr(a.norm, 1, 1) = ?) "
+            "order by e.id limit ?", (after, first_char, limit)).fetchall()
+        return [(str(i), str(ns), str(name)) for i, ns, name in rows]
+
     def find_entity(self, namespace: str, name: str, key: str) -> tuple[str, str, str] | None:
         """(id, name, kind) of the entity with this id, else the one answering to the normalized name."""
         db = self.reader()

@@ -104,3 +104,35 @@ def test_warm_up_also_runs_the_entity_extractor_on_both_languages(tmp_path, e5, 
         m.warm_up()
         assert m.store.count_memories("default") == 0  # nothing written
     assert set(WARM_UP_WRITES) <= set(seen) and any(er.has_cjk(text) for text in WARM_UP_WRITES)
+
+
+def test_a_start_reads_the_older_chinese_names_in_pinyin(tmp_path, e5):
+    """A database from before names were read in pinyin: the daemon gives its Chinese names their readings
+    after its start (Memory.add_name_readings), so an English question naming Zhao Lei finds 赵磊's memory."""
+    import sqlean
+
+    import entity_resolve as er
+    from config import load_config
+    from memory import READINGS_META, Memory
+
+    db = tmp_path / "memory.db"
+    with Memory(db, config=load_config({"HOME": str(tmp_path)}), embedder=e5) as m:
+        zhao = m.remember("赵磊说明年的差旅预算会压缩百分之二十。")["chunk_id"]
+        assert m.flush(60)
+    with contextlib.closing(sqlean.connect(db)) as conn, conn:  # as an older version left it
+        conn.execute("delete from entity_aliases where substr(norm, 1, 1) = ?", (er.ROMANISED,))
+    query = {"query": "What did Zhao Lei say about next year's travel budget?", "lanes": ["entity"]}
+
+    async def entity_hits(d) -> list[str]:
+        async with mcp_session(d, "http") as s:
+            res = await s.call_tool("memory_recall", query)
+            assert not res.is_error, res
+            return [h["chunk_id"] for h in res.structured_content["hits"]]
+
+    with running_daemon(tmp_path, db_path=db) as d:
+        deadline, got = time.monotonic() + 60, []
+        while time.monotonic() < deadline and not (got := asyncio.run(entity_hits(d))):
+            time.sleep(0.5)
+    assert got == [zhao]
+    with contextlib.closing(sqlean.connect(db)) as conn:
+        assert conn.execute("select value from meta where key = ?", (READINGS_META,)).fetchone()

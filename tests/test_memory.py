@@ -471,3 +471,23 @@ def test_a_chinese_name_is_found_by_its_pinyin_and_back(mem):
     assert [h["chunk_id"] for h in got] == [zhao]
     got = mem.recall("林伟用的是哪款键盘？", lanes=["entity"], top_k=5)["hits"]
     assert [h["chunk_id"] for h in got] == [lin]
+
+
+def test_older_chinese_names_get_their_pinyin_once(mem):
+    """Entities written before names were read in pinyin (no reading alias) get it from add_name_readings,
+    which the daemon runs after its start; once per database."""
+    import entity_resolve as er
+    from contract import validate as v
+
+    with mem.store.atomic() as tx:  # as an older version wrote them: no readings
+        er.resolve(mem.store, tx, "default", "赵磊", "person", [], v.now_iso())
+        er.resolve(mem.store, tx, "default", "Zhao Lei", "person", [], v.now_iso())
+        er.resolve(mem.store, tx, "default", "键盘", "person", [], v.now_iso())  # no surname: nothing to read
+    assert mem.store.match_aliases("default", [er.romanised_key("zhao lei")]) == []
+    assert mem.add_name_readings() == 1
+    [(eid, kind, _)] = mem.store.match_aliases("default", [er.romanised_key("zhao lei")])
+    assert kind == "person" and mem.store.find_entity("default", "赵磊", "赵磊")[0] == eid
+    assert mem.store.find_entity("default", "Zhao Lei", "zhao lei")[0] != eid  # never merged
+    with mem.store.atomic() as tx:
+        er.resolve(mem.store, tx, "default", "林伟", "person", [], v.now_iso())
+    assert mem.add_name_readings() == 0  # done once: 林伟 is read when it is written again
