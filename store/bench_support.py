@@ -8,13 +8,13 @@ engine's tables (SQLite's vec0 and its float32 copy, PostgreSQL's pgvector), nam
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import sqlean
 
 from store.sqlite import derived
 
@@ -58,7 +58,7 @@ def seqs_of(db: Any, chunk_ids: Sequence[str]) -> dict[str, int]:
 
 def file_live_matrix(path: Path, namespace: str) -> np.ndarray:
     """A namespace's live float32 vectors of a SQLite memlane file (opened read-only), one row each."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = sqlean.connect(f"file:{path}?mode=ro", uri=True)  # the store's own SQLite (test_layout)
     try:
         seqs, blobs = live_f32_vectors(db, namespace)
     finally:
@@ -68,7 +68,7 @@ def file_live_matrix(path: Path, namespace: str) -> np.ndarray:
 
 def file_f32_vectors(path: Path, n: int) -> list[bytes]:
     """The first `n` float32 vectors of a SQLite memlane file, opened read-only."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = sqlean.connect(f"file:{path}?mode=ro", uri=True)  # the store's own SQLite (test_layout)
     try:
         return [r[0] for r in db.execute("select embedding from chunk_vec_f32 order by seq limit ?", (n,))]
     finally:

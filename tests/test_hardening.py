@@ -418,7 +418,7 @@ def test_pii_reject_refuses_a_secret_in_any_field(rejecting: Daemon, tool: str, 
 
 
 def test_recall_log_keeps_no_bearer_token_token_tail_or_phone(tmp_path: Path) -> None:
-    import sqlite3
+    import sqlean
 
     query = f"why does {KEY} fail with Authorization: Bearer abcDEF123456.xyz-987 for +1 415-555-0132 or 010-62345678"
     with running_daemon(tmp_path) as d:
@@ -427,7 +427,7 @@ def test_recall_log_keeps_no_bearer_token_token_tail_or_phone(tmp_path: Path) ->
             assert s.call("memory_recall", {"query": query}).ok
         finally:
             s.close()
-    db = sqlite3.connect(d.db_path)
+    db = sqlean.connect(d.db_path)
     (logged,) = db.execute("select query from recall_log order by rowid desc limit 1").fetchone()
     db.close()
     for secret in ("Zx9", "abcDEF123456", "xyz-987", "555-0132", "62345678"):

@@ -100,6 +100,21 @@ def test_sql_runs_only_inside_store() -> None:
     assert outside == []
 
 
+# The stdlib sqlite3 is a second SQLite library beside sqlean, and POSIX locks belong to the process: a
+# stdlib connection to a database sqlean has open takes itself for the only one. At open it truncates the
+# live -shm file that sqlean's connections have mapped (SIGBUS in the embed worker: stop 40's CI and ci29,
+# test_schema_version), and at close it deletes the -wal and -shm. Only these open files memlane never
+# shares: the lexicon's own file, and db.py's fallback when sqlean is missing.
+STDLIB_SQLITE_ALLOWED = {"store/lexicon_file.py", "store/sqlite/db.py"}
+
+
+def test_no_memlane_database_is_opened_with_a_second_sqlite_library() -> None:
+    stdlib = re.compile(r"^\s*import sqlite3\b|^\s*from sqlite3 import", re.M)
+    files = [*product_files(), *sorted((ROOT / "tests").rglob("*.py"))]
+    found = [str(p.relative_to(ROOT)) for p in files if stdlib.search(p.read_text(encoding="utf-8"))]
+    assert sorted(set(found) - STDLIB_SQLITE_ALLOWED) == []
+
+
 def test_no_function_is_over_80_lines() -> None:
     long = []
     for path in product_files():

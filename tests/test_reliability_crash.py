@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import random
 import signal
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlean
 from daemon_util import Daemon, mcp_session, start_daemon
 from reliability_util import LONG, Outcome, wait_drained
 
@@ -75,7 +75,7 @@ async def burst(d: Daemon, rnd: int, delay: float, acks: dict[str, Any]) -> floa
 
 
 def check_state(db_path: Path, acks: dict[str, Any]) -> dict[str, int]:
-    db = sqlite3.connect(db_path)
+    db = sqlean.connect(db_path)
     try:
         rows = {r[0]: (r[1], r[2], r[3]) for r in db.execute("select id, content, valid_until, previous_id from chunks")}
         lost = [cid for cid, content in acks["remember"].items() if rows.get(cid, (None,))[0] != content]

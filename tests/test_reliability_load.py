@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlean
 from daemon_util import Daemon, mcp_session, running_daemon
 from reliability_util import LONG, Outcome, p95, wait_drained
 
@@ -147,7 +147,7 @@ def test_eight_clients_mixed_load(tmp_path: Path) -> None:
     assert "database is locked" not in out and "traceback" not in out
 
     # And in the file, after a clean stop: every acknowledged write with its final state.
-    db = sqlite3.connect(d.db_path)
+    db = sqlean.connect(d.db_path)
     rows = {r[0]: r[1:] for r in db.execute("select id, content, valid_until, previous_id from chunks")}
     for cid, content in acks["remember"].items():
         assert cid in rows and rows[cid][0] == content

@@ -4,12 +4,12 @@ record: SQLite's `pragma user_version`, PostgreSQL's memlane_schema table (issue
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
+import sqlean
 
 import mcp_server
 from config import Config
@@ -22,7 +22,9 @@ def recorded_version(target: str | Path) -> int:
         with psycopg.connect(target) as conn:
             row = conn.execute("select max(version) from memlane_schema").fetchone()
         return int(row[0]) if row else 0
-    conn = sqlite3.connect(target)
+    # sqlean, the store's own SQLite: a second SQLite library in the process does not see its locks, so its
+    # connection takes itself for the only one and truncates the live -shm file (SIGBUS: test_layout).
+    conn = sqlean.connect(target)
     try:
         return int(conn.execute("pragma user_version").fetchone()[0])
     finally:
