@@ -55,6 +55,7 @@ STAGES = (
     ("lexicon bridge", "lanes", "bridge"),
     ("fusion", "pipeline", "fuse"),
     ("rerank", "rank", "rerank"),
+    ("thread prior", "rank", "thread_prior"),
     ("relevance", "pipeline", "relevance_of"),
     ("hydration", "hydrate", "hits"),
     ("recall_log row (queue or write)", "memory", "_log_recall"),

@@ -27,7 +27,7 @@ from i18n_messages import t
 # The recall-quality techniques that --disable can switch off (Config booleans of the same name).
 TECHNIQUES = ("facts", "auto_entities", "query_split", "rerank", "supersession", "crosslingual",
               "lexical_precision", "cooccurs", "context_expansion", "context_vectors", "time_grounding", "replies",
-              "asked_relevance", "relevance_order", "verbatim", "successor_order",
+              "thread_prior", "asked_relevance", "relevance_order", "verbatim", "successor_order",
               "supersession_scoring")
 LANE_NAMES = ("vector", "graph", "meta", "entity")
 

@@ -251,6 +251,8 @@ def recall(store: Store, plan: Plan, embed: Callable[[str], np.ndarray], pool: E
     if plan.cfg.context_expansion:
         scores = rank.expand_context(store, plan, fused, scores)
     scores = rank.earned(store, plan, fused, scores, reads)
+    if plan.cfg.thread_prior:
+        scores = rank.thread_prior(store, plan, fused, scores, reads)
     if plan.cfg.replies:
         scores = rank.replies(store, plan, fused, scores, reads)
     if plan.cfg.verbatim:

@@ -181,6 +181,32 @@ def earned(store: Store, plan: Plan, fused: Fused, scores: dict[int, float],
     return out
 
 
+THREAD_PRIOR_DEPTH = 30  # candidates whose threads share out the prior
+W_THREAD = 0.5  # the prior of a thread that holds all of them, in UNITs (half a rank-1 hit in one lane)
+
+
+def thread_prior(store: Store, plan: Plan, fused: Fused, scores: dict[int, float],
+                 reads: Reads | None = None) -> dict[int, float]:
+    """A conversation's turns lend each other weight: each of the top THREAD_PRIOR_DEPTH candidates in an
+    asserted thread (a client's or a session's) gains W_THREAD × UNIT × its thread's share of their fused
+    scores, so a turn from the session that most of the question's best matches come from moves up past a
+    stray turn of another. Memories in no asserted thread keep their score."""
+    top = ordered(scores, fused)[:THREAD_PRIOR_DEPTH]
+    threads = (reads or Reads(store)).threads(top)
+    if not threads:
+        return scores
+    total = sum(fused.scores.get(s, 0.0) for s in top)
+    if total <= 0:
+        return scores
+    weight: dict[str, float] = {}
+    for seq, thread in threads.items():
+        weight[thread] = weight.get(thread, 0.0) + fused.scores.get(seq, 0.0)
+    out = dict(scores)
+    for seq, thread in threads.items():
+        out[seq] = scores[seq] + W_THREAD * rr.UNIT * weight[thread] / total
+    return out
+
+
 def asks(terms: Terms, text: str) -> bool:
     """Whether a memory matches the query by what it asks: its questions hold more of the query's words
     than its statements do ("Love the necklace, any special meaning to it?" for "What does the necklace

@@ -24,13 +24,15 @@ def _fill(cache: dict[int, Any], seqs: Sequence[int], fetch: Callable[[list[int]
 
 
 class Reads:
-    """One recall's cache of `Store.rank_rows`, `Store.alias_norms` and `Store.dates_of`, by seq."""
+    """One recall's cache of `Store.rank_rows`, `Store.alias_norms`, `Store.dates_of` and `Store.asserted_threads`,
+    by seq."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._rows: dict[int, tuple[str, str, str | None, str] | None] = {}
         self._names: dict[int, set[str]] = {}
         self._dates: dict[int, str | None] = {}
+        self._threads: dict[int, str | None] = {}
 
     def rank_rows(self, seqs: Sequence[int]) -> dict[int, tuple[str, str, str | None, str]]:
         """seq -> (content, valid_from, superseded_by, id), as Store.rank_rows."""
@@ -50,3 +52,8 @@ class Reads:
         """seq -> its grounded dates, as Store.dates_of (seqs without any left out)."""
         _fill(self._dates, seqs, self.store.dates_of)
         return {s: dates for s in seqs if (dates := self._dates[s]) is not None}
+
+    def threads(self, seqs: Sequence[int]) -> dict[int, str]:
+        """seq -> its asserted thread, as Store.asserted_threads (seqs in none left out)."""
+        _fill(self._threads, seqs, self.store.asserted_threads)
+        return {s: th for s in seqs if (th := self._threads[s]) is not None}

@@ -384,6 +384,10 @@ class Store(Protocol):
         """A memory's thread and its live neighbours (memory_history, a full hit, the dashboard)."""
         ...
 
+    def asserted_threads(self, seqs: Sequence[int]) -> dict[int, str]:
+        """seq → its thread, for those of `seqs` in a thread a client or a session asserts."""
+        ...
+
     def nearest_context(self, flt: Filter, qv: np.ndarray, k: int) -> list[int]:
         """The k nearest context vectors (a memory with its thread neighbours) that pass `flt`."""
         ...

@@ -779,6 +779,13 @@ class SharedSql:
                 out[seq] = (before, after)
         return out
 
+    def asserted_threads(self, seqs: Sequence[int]) -> dict[int, str]:
+        if not seqs:  # `in ()` is an error on PostgreSQL
+            return {}
+        return dict(self.reader().execute(
+            f"select seq, thread from chunks where seq in ({_marks(seqs)}) and thread is not null "
+            f"and thread_by in ({_marks(CONTEXT_THREADS)})", (*seqs, *CONTEXT_THREADS)).fetchall())
+
     def thread_view(self, namespace: str, chunk_id: str, span: int) -> ThreadView | None:
         db = self.reader()
         row = db.execute("select seq, thread from chunks where id = ? and namespace = ?", (chunk_id, namespace)).fetchone()

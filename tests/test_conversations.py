@@ -600,3 +600,37 @@ def test_no_reply_is_taken_from_a_thread_inferred_from_write_time(mem: Memory) -
     assert len({_thread(mem, c) for c in ids}) == 1
     hits = mem.recall("What does Bo's necklace mean to him?", min_relevance=0)["hits"]
     assert hits[0]["chunk_id"] == ids[2]
+
+
+# ---------------------------------------------------------------- a thread prior
+
+from lang.predicates import UNIT  # noqa: E402
+from recall.fusion import Fused  # noqa: E402
+from recall.query import Plan  # noqa: E402
+from store.protocol import Filter  # noqa: E402
+
+
+@neutral
+def test_top_hits_of_one_asserted_thread_lend_each_other_weight(mem: Memory) -> None:
+    a = [mem.remember(f"Ann: the pottery class, part {i}.", thread="chat-a")["chunk_id"] for i in range(3)]
+    b = [mem.remember(f"Bo: the marathon, part {i}.", metadata={"session": "s2"}, source="chat")["chunk_id"]
+         for i in range(2)]
+    # Same source, written together: a thread inferred from write time, which asserts nothing.
+    inferred = [mem.remember(f"Note {i} about the harbour.", source="notes", valid_from=DAY1)["chunk_id"]
+                for i in range(2)]
+    everyone = [*a, *b, *inferred]
+    seq = {c: mem.store.reader().execute("select seq from chunks where id = ?", (c,)).fetchone()[0] for c in everyone}
+    assert mem.store.asserted_threads(list(seq.values())) == {
+        **{seq[c]: "chat-a" for c in a}, **{seq[c]: _thread(mem, b[0]) for c in b}}
+
+    # b's first turn leads on fused score; a's turns are three of the seven candidates, b's two.
+    fused = Fused({seq[c]: 0.010 for c in everyone} | {seq[b[0]]: 0.011}, {seq[c]: {"vector": 1} for c in everyone}, {})
+    plan = Plan(Filter("default"), QueryInfo("What did Ann make in the pottery class?"), 10, cfg=mem.config)
+    out = rank.thread_prior(mem.store, plan, fused, dict(fused.scores))
+    total = sum(fused.scores.values())
+    assert out[seq[a[0]]] == pytest.approx(0.010 + rank.W_THREAD * UNIT * 0.030 / total)
+    assert out[seq[b[0]]] == pytest.approx(0.011 + rank.W_THREAD * UNIT * 0.021 / total)
+    assert all(out[seq[c]] == 0.010 for c in inferred)  # no asserted thread: unchanged
+    assert out[seq[a[1]]] > out[seq[b[0]]]  # the thread that holds more of the top moves up past a stray lead
+    assert rank.thread_prior(mem.store, plan, fused, {seq[c]: 0.010 for c in inferred}) == \
+        {seq[c]: 0.010 for c in inferred}  # no candidate in an asserted thread: the scores as they were
