@@ -114,8 +114,8 @@ class Config:
     # hands its place to the memory after it in its thread: the reply. Client- or session-asserted
     # threads only. LoCoMo dev any@1 0.387 -> 0.433, bilingual dev unchanged (docs/QUALITY.md).
     replies: bool = True
-    # A conversation's turns lend each other weight: a top-30 candidate in a client- or session-asserted thread
-    # gains half a rank-1 hit times its thread's share of the top 30's fused score (recall/rank.thread_prior).
+    # A conversation's turns lend each other weight: a top-30 candidate gains half a rank-1 hit times its client- or
+    # session-asserted thread's share of the top 30's fused score, a memory in none its own (recall/rank.thread_prior).
     # LoCoMo dev pool any@1/5/10 +0.008/+0.002/+0.008, bilingual dev unchanged (docs/QUALITY.md, issue 27).
     thread_prior: bool = True
     # Relevance of a question that names someone reads what it asks about them (the question without

@@ -187,24 +187,21 @@ W_THREAD = 0.5  # the prior of a thread that holds all of them, in UNITs (half a
 
 def thread_prior(store: Store, plan: Plan, fused: Fused, scores: dict[int, float],
                  reads: Reads | None = None) -> dict[int, float]:
-    """A conversation's turns lend each other weight: each of the top THREAD_PRIOR_DEPTH candidates in an
-    asserted thread (a client's or a session's) gains W_THREAD × UNIT × its thread's share of their fused
-    scores, so a turn from the session that most of the question's best matches come from moves up past a
-    stray turn of another. Memories in no asserted thread keep their score."""
+    """A conversation's turns lend each other weight: each of the top THREAD_PRIOR_DEPTH candidates gains
+    W_THREAD × UNIT × its thread's share of their fused scores, so a turn from the session that most of the
+    question's best matches come from moves up past a stray turn of another. Only a thread a client or a
+    session asserts counts; a memory in none is a thread of its own (its own share), so threaded memories
+    gain nothing over the others for being threaded. No candidate in an asserted thread: scores unchanged."""
     top = ordered(scores, fused)[:THREAD_PRIOR_DEPTH]
     threads = (reads or Reads(store)).threads(top)
-    if not threads:
-        return scores
     total = sum(fused.scores.get(s, 0.0) for s in top)
-    if total <= 0:
+    if not threads or total <= 0:
         return scores
-    weight: dict[str, float] = {}
-    for seq, thread in threads.items():
-        weight[thread] = weight.get(thread, 0.0) + fused.scores.get(seq, 0.0)
-    out = dict(scores)
-    for seq, thread in threads.items():
-        out[seq] = scores[seq] + W_THREAD * rr.UNIT * weight[thread] / total
-    return out
+    group: dict[int, str | int] = {s: threads.get(s, s) for s in top}
+    weight: dict[str | int, float] = {}
+    for seq in top:
+        weight[group[seq]] = weight.get(group[seq], 0.0) + fused.scores.get(seq, 0.0)
+    return {**scores, **{s: scores[s] + W_THREAD * rr.UNIT * weight[group[s]] / total for s in top}}
 
 
 def asks(terms: Terms, text: str) -> bool:

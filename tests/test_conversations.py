@@ -630,7 +630,8 @@ def test_top_hits_of_one_asserted_thread_lend_each_other_weight(mem: Memory) -> 
     total = sum(fused.scores.values())
     assert out[seq[a[0]]] == pytest.approx(0.010 + rank.W_THREAD * UNIT * 0.030 / total)
     assert out[seq[b[0]]] == pytest.approx(0.011 + rank.W_THREAD * UNIT * 0.021 / total)
-    assert all(out[seq[c]] == 0.010 for c in inferred)  # no asserted thread: unchanged
+    # No asserted thread: a thread of its own, however many top hits its inferred thread holds.
+    assert all(out[seq[c]] == pytest.approx(0.010 + rank.W_THREAD * UNIT * 0.010 / total) for c in inferred)
     assert out[seq[a[1]]] > out[seq[b[0]]]  # the thread that holds more of the top moves up past a stray lead
     assert rank.thread_prior(mem.store, plan, fused, {seq[c]: 0.010 for c in inferred}) == \
         {seq[c]: 0.010 for c in inferred}  # no candidate in an asserted thread: the scores as they were
