@@ -66,7 +66,9 @@ def test_a_brief_recall_reads_no_thread_neighbours_and_shows_what_full_shows(mem
     finally:
         mem.store.set_trace(None)
     assert brief == [hydrate.brief(h) for h in full]
-    assert not any("thread" in s for s in statements if "recall_log" not in s)
+    # No neighbour is read (thread_window orders by thread_pos); the thread prior reads only each candidate's thread.
+    assert not any("thread_pos" in s for s in statements if "recall_log" not in s)
+    assert any("thread_by in" in s for s in statements)  # the prior's read is traced: the check above sees SQL
 
 
 def test_entity_counts_are_counted_once_per_write_of_any_connection(mem: Memory, tmp_path) -> None:
