@@ -18,7 +18,7 @@ def test_probes_read_what_memory_wrote(mem: Memory, db_target: Path) -> None:
     new = mem.update(first, "Alice Smith works at Acme in Lisbon.")["chunk_id"]
     mem.relate("Alice Smith", "works_at", "Acme")
     mem.relate("Alice Smith", "knows", "Bob Jones")
-    mem.embed_pending()
+    assert mem.flush()  # the worker may hold a batch that embed_pending() would not wait for
     db = mem.store.reader()
     # An explicit update versions the memory; superseded_by is set only by supersession detection.
     assert all(old != first for old, _ in bs.supersession_links(db, "default"))
