@@ -25,6 +25,7 @@ import signal
 import socket
 import stat
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -543,6 +544,12 @@ class _Uvicorn(uvicorn.Server):
             # uvicorn re-raises the captured signal on exit, which would kill us before Memory.close();
             # we exit 0 ourselves after closing the store.
             self._captured_signals.clear()
+        # uvicorn has put back the handlers from before serve(): the default ones, under which a repeated
+        # SIGTERM kills us and a repeated SIGINT raises inside asyncio's teardown. Stopping has begun, so every
+        # later signal is ignored until run() has closed the store (tests/test_server_security.py).
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for server in self.servers:

@@ -7,6 +7,8 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -171,6 +173,40 @@ def test_a_signal_stops_the_daemon_cleanly(tmp_path: Path, sig: int) -> None:
     with running_daemon(tmp_path) as again:
         hits = asyncio.run(_recall(again, "Signals should not lose"))
         assert any("Signals should not lose this note." == h["content"] for h in hits)
+
+
+def test_signals_repeated_while_the_daemon_stops_do_not_kill_it(tmp_path: Path) -> None:
+    # A user presses Ctrl-C, then systemd or a second Ctrl-C follows while the daemon is still stopping, with
+    # streams open: every signal after the first is ignored until the store is closed, wherever it falls.
+    d = start_daemon(tmp_path)
+    sent = 0
+
+    def repeat() -> None:  # a signal every 10 ms, SIGTERM and SIGINT in turn, until the daemon exits (10 s at most)
+        nonlocal sent
+        while d.proc.poll() is None and sent < 1000:
+            with contextlib.suppress(ProcessLookupError):
+                d.proc.send_signal(signal.SIGTERM if sent % 2 == 0 else signal.SIGINT)
+            sent += 1
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                d.proc.wait(0.01)
+
+    async def open_streams() -> None:
+        async with mcp_session(d, "sse") as s1, mcp_session(d, "http") as s2:
+            await s1.call_tool("memory_remember", {"content": "A second signal should not lose this note."})
+            await s2.call_tool("memory_stats", {})
+            d.proc.send_signal(signal.SIGINT)
+            spam = threading.Thread(target=repeat)
+            spam.start()
+            await asyncio.sleep(0.5)
+        spam.join(15)
+
+    with contextlib.suppress(*SESSION_ERRORS):
+        asyncio.run(open_streams())
+    assert d.stop() == 0, d.output()
+    assert sent > 1 and "memlane stopped cleanly" in d.output()
+    with running_daemon(tmp_path) as again:
+        hits = asyncio.run(_recall(again, "A second signal should not lose"))
+        assert any("A second signal should not lose this note." == h["content"] for h in hits)
 
 
 async def _recall(d: Daemon, query: str) -> list[dict[str, object]]:
