@@ -663,10 +663,7 @@ def run(cfg: Config, lang: str, *, environ: Mapping[str, str] | None = None) -> 
                             url=dash.login_url(f"http://{host}:{port}")), flush=True)
                 await task
 
-            asyncio.run(serve())
-            # Already stopping: a repeated SIGTERM/SIGINT must not kill us halfway through Memory.close().
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            asyncio.run(serve())  # returns with SIGTERM and SIGINT ignored (_Uvicorn.capture_signals)
             print(t("server.stopping", lang), file=sys.stderr, flush=True)
         finally:
             sock.close()
