@@ -64,6 +64,10 @@ _TOKEN_CHARS = re.compile(r"[A-Za-z0-9_-]*")
 # requests (10 MB), are not loaded for it. tests/test_pii.py generates each pattern's matches to hold this.
 _MAYBE_SECRET = re.compile(r"[A-Za-z\d_+/=-]{20,}|(?i:xox|://|eyj|_authtoken|private key|putty-user-key)")
 _DIGIT = re.compile(r"\d")  # the candidates of stdnum and phonenumbers are digit runs
+# A Chinese mobile number is 11 digits (1[3-9] and nine more), so phonenumbers can find one only in a text
+# with at least that many; the digits of its candidates are `\d` too. tests/test_pii.py holds this.
+CN_MOBILE_DIGITS = 11
+_PRIORITY = {k: i for i, k in enumerate(KINDS)}  # overlapping findings: the more specific kind wins
 
 
 @dataclass(frozen=True)
@@ -171,7 +175,7 @@ def _numbers(text: str) -> Iterator[Finding]:
 
 
 def _phones(text: str) -> Iterator[Finding]:
-    if not _DIGIT.search(text):
+    if len(_DIGIT.findall(text)) < CN_MOBILE_DIGITS:
         return
     # Deferred: heavy, loaded only when a text has a phone-number candidate (tests/test_pii.py).
     import phonenumbers
@@ -207,13 +211,14 @@ def scan(text: str, *, for_log: bool = False) -> list[Finding]:
     if not text:
         return []
     text = text[:MAX_SCAN_CHARS]
+    if not _DIGIT.search(text) and "@" not in text and not _MAYBE_SECRET.search(text):
+        return []  # every detector needs one of these: a digit (numbers, phones, a bearer token), @, a secret's run
     keys = [_whole_token(text, f) if f.kind == "api_key" else f for f in _secrets(text)]
     found = [*keys, *_bearers(text), *_numbers(text), *_phones(text), *_emails(text)]
     if for_log:
         found += _any_phones(text)
     # A private key or token wins over digits inside it; an ID wins over the phone-like run inside it.
-    priority = {k: i for i, k in enumerate(KINDS)}
-    found.sort(key=lambda f: (priority[f.kind], f.start, -(f.end - f.start)))
+    found.sort(key=lambda f: (_PRIORITY[f.kind], f.start, -(f.end - f.start)))
     kept: list[Finding] = []
     for f in found:
         if all(f.end <= k.start or f.start >= k.end for k in kept):

@@ -8,6 +8,7 @@ each table is (k text primary key, v text) without rowid, written once and repla
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sqlite3
@@ -40,15 +41,23 @@ def write(dest: Path, tables: Iterable[tuple[str, Iterable[tuple[str, str]]]]) -
     os.replace(tmp, dest)
 
 
+CACHED_LOOKUPS = 4096  # recent (table, key) answers kept in memory: well under 1 MB, and the file never changes
+
+
 class LexiconFile:
-    """The file opened read-only and immutable, shared by threads behind one lock."""
+    """The file opened read-only and immutable, shared by threads behind one lock. Recent answers are
+    kept in a bounded LRU cache: a memory's text asks about a dozen words, most of them asked before."""
 
     def __init__(self, path: Path) -> None:
         self._conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
         self._lock = threading.Lock()
+        self._cached = functools.lru_cache(maxsize=CACHED_LOOKUPS)(self._read)
 
     def value(self, table: str, key: str) -> str | None:
         """The value stored under `key`, or None when the table has no such key."""
+        return self._cached(table, key)
+
+    def _read(self, table: str, key: str) -> str | None:
         with self._lock:
             row = self._conn.execute(f"select v from {_name(table)} where k = ?", (key,)).fetchone()
         return None if row is None else str(row[0])

@@ -41,6 +41,24 @@ def test_the_lexicon_file_answers_as_the_built_maps(tmp_path: Path) -> None:
         lex.file._conn.execute("delete from zh2en")  # the file is opened read-only (store/lexicon_file.py)
 
 
+def test_the_lexicon_files_cache_keeps_each_tables_answer_and_stays_bounded(tmp_path: Path) -> None:
+    from store import lexicon_file as lexfile
+
+    path = tmp_path / "lex.sqlite"
+    lexfile.write(path, [("zh2en", [("苹果", "apple")]), ("en2zh", [("苹果", "not a key here"), ("apple", "苹果")])])
+    lex = lexfile.LexiconFile(path)
+    for _ in range(3):  # asked again: answered from the cache, each table its own value
+        assert lex.value("zh2en", "苹果") == "apple"
+        assert lex.value("en2zh", "苹果") == "not a key here"
+        assert lex.value("zh2en", "apple") is None
+    assert lex._cached.cache_info().hits == 6
+    for i in range(lexfile.CACHED_LOOKUPS + 50):
+        lex.value("zh2en", f"w{i}")
+    assert lex._cached.cache_info().currsize == lexfile.CACHED_LOOKUPS
+    with pytest.raises(ValueError):
+        lex.value("zh2en; drop table zh2en", "x")  # a table name is checked, cached or not
+
+
 def test_the_lexicon_is_built_in_a_child_process_and_here_when_the_child_fails(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = cedict_path()

@@ -255,6 +255,49 @@ def test_text_without_a_digit_has_no_phone_number() -> None:
     holds()
 
 
+def test_text_with_fewer_than_eleven_digits_has_no_chinese_mobile_number() -> None:
+    """`_phones` asks phonenumbers only about a text with CN_MOBILE_DIGITS digits or more."""
+    import phonenumbers
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    digits = st.text(st.sampled_from("0123456789１３８٣"), min_size=1, max_size=6)
+    glue = st.sampled_from(["", " ", "-", ".", "(", ")", "+", "+86 ", "86-", "tel:", "电话", "手机 ", "／", "x", "ext. "])
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.tuples(glue, digits), min_size=1, max_size=5).map(lambda p: "".join(a + b for a, b in p)))
+    def holds(text: str) -> None:
+        if len(pii._DIGIT.findall(text)) >= pii.CN_MOBILE_DIGITS:
+            return
+        for m in phonenumbers.PhoneNumberMatcher(text, "CN", leniency=phonenumbers.Leniency.VALID):
+            assert m.number.country_code != 86 or phonenumbers.number_type(m.number) not in (
+                phonenumbers.PhoneNumberType.MOBILE, phonenumbers.PhoneNumberType.FIXED_LINE_OR_MOBILE), text
+
+    holds()
+    assert [f.kind for f in pii.scan("call 138 1234 5678")] == ["cn_mobile"]  # eleven digits: still found
+
+
+def test_text_without_a_digit_an_at_or_a_long_run_skips_every_detector() -> None:
+    """`scan`'s first test: every detector needs a digit, an @ or what _MAYBE_SECRET finds."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    words = st.sampled_from(["Bearer", "sk-", "xoxb", "://", "eyJ", "BEGIN RSA PRIVATE KEY", "AKIA", "ghp_", "at",
+                             "dot", "com", "邮箱", " ", "-", "_", "=", "/", "+", "Ｘ"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.one_of(st.text(st.characters(blacklist_categories=("Nd", "Cs")), max_size=10), words),
+                    max_size=12).map(" ".join))
+    def holds(text: str) -> None:
+        if pii._DIGIT.search(text) or "@" in text or pii._MAYBE_SECRET.search(text):
+            return
+        found = [*pii._secrets(text), *pii._bearers(text), *pii._numbers(text), *pii._phones(text),
+                 *pii._emails(text), *pii._any_phones(text)]
+        assert found == [], (text, found)
+
+    holds()
+
+
 def test_an_ordinary_query_loads_none_of_the_detectors() -> None:
     import subprocess
     import sys
