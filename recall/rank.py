@@ -46,7 +46,7 @@ def rerank(store: Store, plan: Plan, scores: dict[int, float], reads: Reads | No
     for seq in top:
         if seq not in rows:
             continue
-        content, valid_from, superseded_by, _ = rows[seq]
+        content, valid_from, superseded_by, _, _ = rows[seq]
         cand = rr.Candidate(content=content, valid_from=valid_from, superseded=bool(superseded_by) and sw.supersession,
                             names=frozenset(names.get(seq, ())), newest_in_class=seq in newest,
                             dated=seq in dated)

@@ -24,18 +24,16 @@ def _fill(cache: dict[int, Any], seqs: Sequence[int], fetch: Callable[[list[int]
 
 
 class Reads:
-    """One recall's cache of `Store.rank_rows`, `Store.alias_norms`, `Store.dates_of` and `Store.asserted_threads`,
-    by seq."""
+    """One recall's cache of `Store.rank_rows`, `Store.alias_norms` and `Store.dates_of`, by seq."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._rows: dict[int, tuple[str, str, str | None, str] | None] = {}
+        self._rows: dict[int, tuple[str, str, str | None, str, str | None] | None] = {}
         self._names: dict[int, set[str]] = {}
         self._dates: dict[int, str | None] = {}
-        self._threads: dict[int, str | None] = {}
 
-    def rank_rows(self, seqs: Sequence[int]) -> dict[int, tuple[str, str, str | None, str]]:
-        """seq -> (content, valid_from, superseded_by, id), as Store.rank_rows."""
+    def rank_rows(self, seqs: Sequence[int]) -> dict[int, tuple[str, str, str | None, str, str | None]]:
+        """seq -> (content, valid_from, superseded_by, id, asserted thread), as Store.rank_rows."""
         _fill(self._rows, seqs, self.store.rank_rows)
         return {s: row for s in seqs if (row := self._rows[s]) is not None}
 
@@ -54,6 +52,5 @@ class Reads:
         return {s: dates for s in seqs if (dates := self._dates[s]) is not None}
 
     def threads(self, seqs: Sequence[int]) -> dict[int, str]:
-        """seq -> its asserted thread, as Store.asserted_threads (seqs in none left out)."""
-        _fill(self._threads, seqs, self.store.asserted_threads)
-        return {s: th for s in seqs if (th := self._threads[s]) is not None}
+        """seq -> the thread a client or a session asserts for it, from rank_rows (seqs in none left out)."""
+        return {s: row[4] for s, row in self.rank_rows(seqs).items() if row[4] is not None}

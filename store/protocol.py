@@ -189,8 +189,9 @@ class Store(Protocol):
 
     def contents(self, seqs: Sequence[int]) -> dict[int, str]: ...
 
-    def rank_rows(self, seqs: Sequence[int]) -> dict[int, tuple[str, str, str | None, str]]:
-        """What the reranker reads: seq → (content, valid_from, superseded_by, id)."""
+    def rank_rows(self, seqs: Sequence[int]) -> dict[int, tuple[str, str, str | None, str, str | None]]:
+        """What the reranker reads: seq → (content, valid_from, superseded_by, id, thread), `thread` only
+        when a client or a session asserts it (None for an inferred thread or none)."""
         ...
 
     def alias_norms(self, seqs: Sequence[int]) -> dict[int, set[str]]: ...
@@ -382,10 +383,6 @@ class Store(Protocol):
 
     def thread_view(self, namespace: str, chunk_id: str, span: int) -> ThreadView | None:
         """A memory's thread and its live neighbours (memory_history, a full hit, the dashboard)."""
-        ...
-
-    def asserted_threads(self, seqs: Sequence[int]) -> dict[int, str]:
-        """seq → its thread, for those of `seqs` in a thread a client or a session asserts."""
         ...
 
     def nearest_context(self, flt: Filter, qv: np.ndarray, k: int) -> list[int]:

@@ -258,12 +258,14 @@ class SharedSql:
         return dict(self.reader().execute(f"select seq, content from chunks where seq in ({_marks(seqs)})",
                                           list(seqs)).fetchall())
 
-    def rank_rows(self, seqs: Sequence[int]) -> dict[int, tuple[str, str, str | None, str]]:
+    def rank_rows(self, seqs: Sequence[int]) -> dict[int, tuple[str, str, str | None, str, str | None]]:
         if not seqs:  # `in ()` is an error on PostgreSQL
             return {}
+        asserted = _marks(CONTEXT_THREADS)
         return {r[0]: r[1:] for r in self.reader().execute(
-            f"select seq, content, valid_from, superseded_by, id from chunks where seq in ({_marks(seqs)})",
-            list(seqs))}
+            f"select seq, content, valid_from, superseded_by, id, "
+            f"case when thread_by in ({asserted}) then thread end from chunks where seq in ({_marks(seqs)})",
+            (*CONTEXT_THREADS, *seqs))}
 
     def _entity_rows(self, column: str, join: str, seqs: Sequence[int], ordered: bool = False) -> list[tuple[int, str]]:
         """(chunk_seq, `column`) of every entity linked to `seqs`; `join` brings in the table it comes from."""
@@ -778,13 +780,6 @@ class SharedSql:
                     before, after = [s for s in before if s in ok], [s for s in after if s in ok]
                 out[seq] = (before, after)
         return out
-
-    def asserted_threads(self, seqs: Sequence[int]) -> dict[int, str]:
-        if not seqs:  # `in ()` is an error on PostgreSQL
-            return {}
-        return dict(self.reader().execute(
-            f"select seq, thread from chunks where seq in ({_marks(seqs)}) and thread is not null "
-            f"and thread_by in ({_marks(CONTEXT_THREADS)})", (*seqs, *CONTEXT_THREADS)).fetchall())
 
     def thread_view(self, namespace: str, chunk_id: str, span: int) -> ThreadView | None:
         db = self.reader()

@@ -620,8 +620,10 @@ def test_top_hits_of_one_asserted_thread_lend_each_other_weight(mem: Memory) -> 
                 for i in range(2)]
     everyone = [*a, *b, *inferred]
     seq = {c: mem.store.reader().execute("select seq from chunks where id = ?", (c,)).fetchone()[0] for c in everyone}
-    assert mem.store.asserted_threads(list(seq.values())) == {
+    rows = mem.store.rank_rows(list(seq.values()))  # the thread column: only a client's or a session's
+    assert {s: row[4] for s, row in rows.items() if row[4] is not None} == {
         **{seq[c]: "chat-a" for c in a}, **{seq[c]: _thread(mem, b[0]) for c in b}}
+    assert all(rows[seq[c]][4] is None and _thread(mem, c) for c in inferred)  # in a thread, not an asserted one
 
     # b's first turn leads on fused score; a's turns are three of the seven candidates, b's two.
     fused = Fused({seq[c]: 0.010 for c in everyone} | {seq[b[0]]: 0.011}, {seq[c]: {"vector": 1} for c in everyone}, {})
